@@ -1,0 +1,76 @@
+"""The ``smtlib`` command: one sub-command per module of :mod:`smtlib.cli`.
+
+Each sub-command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``. Modules are imported only when their sub-command runs, so ``smtlib --help``
+stays fast. Any :class:`~smtlib.errors.InputError` becomes one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+from smtlib import __version__
+from smtlib.errors import InputError
+
+#: sub-command name -> (module, one-line help). A new command is one module plus one line here.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bleu": ("smtlib.cli.bleu", "corpus BLEU (equal to sacrebleu's) and sentence-level BLEU variants"),
+    "kbest": ("smtlib.cli.kbest", "merge, convert and describe Moses n-best lists"),
+    "tune": ("smtlib.cli.tune", "run one optimizer step on a k-best pool"),
+    "rerank": ("smtlib.cli.rerank", "the 1-best of each sentence of a k-best pool under given weights"),
+    "weights": ("smtlib.cli.weights", "convert weights between smtlib files and moses.ini"),
+    "train": ("smtlib.cli.train", "build a phrase-based system from a parallel corpus, stage by stage"),
+    "decode": ("smtlib.cli.decode", "translate with a phrase-based model: 1-best, k-best and lattices"),
+}
+
+
+def available_commands() -> dict[str, tuple[str, str]]:
+    """The registered sub-commands whose module is installed."""
+    return {name: spec for name, spec in COMMANDS.items() if importlib.util.find_spec(spec[0]) is not None}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only ``command``'s module is imported (all of them for ``--help``)."""
+    parser = argparse.ArgumentParser(
+        prog="smtlib",
+        description="Tuning statistical machine translation: BLEU, k-best lists, tuners, a phrase-based system.",
+    )
+    parser.add_argument("--version", action="version", version=f"smtlib {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in available_commands().items():
+        if command is not None and name != command:
+            subparsers.add_parser(name, help=help_text, add_help=False)
+            continue
+        module = importlib.import_module(module_name)
+        sub = subparsers.add_parser(
+            name, help=help_text, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``smtlib`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in COMMANDS:
+        command = None
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+        return int(exc.code or 0)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 2 if args.command is None else 0
+    try:
+        return int(args._run(args) or 0)
+    except InputError as exc:
+        print(f"smtlib {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0

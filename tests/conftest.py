@@ -1,0 +1,46 @@
+"""Shared fixtures: where ../shared/data is, and small helpers for running the CLI."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> pathlib.Path | None:
+    """``$SMTLIB_SHARED_DATA`` or ``../shared/data`` beside the repository, if it exists."""
+    env = os.environ.get("SMTLIB_SHARED_DATA")
+    path = pathlib.Path(env) if env else REPO.parent / "shared" / "data"
+    return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> pathlib.Path:
+    """The shared data directory; tests that use it are skipped when it is absent."""
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("../shared/data is not available")
+    return path
+
+
+def run_cli(*args: str, input: str | None = None, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m smtlib ARGS`` and return the completed process (text mode)."""
+    return subprocess.run(
+        [sys.executable, "-m", "smtlib", *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+
+
+@pytest.fixture
+def cli():
+    """The :func:`run_cli` helper as a fixture."""
+    return run_cli
