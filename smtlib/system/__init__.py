@@ -1,0 +1,1 @@
+"""Building a phrase-based system: corpus preparation, alignment, phrase tables, reordering, LM."""

@@ -1,0 +1,138 @@
+"""The model directory: what ``smtlib train`` writes and ``smtlib decode --model DIR`` reads.
+
+Layout of ``DIR``::
+
+    model.yaml                 this description (see :class:`ModelSpec`)
+    phrase-table.0.gz          Moses text phrase table of TranslationModel0
+    phrase-table.1.gz          ... of TranslationModel1 (medium and big sets)
+    reordering-table.0.gz      Moses msd-bidirectional-fe reordering table (medium and big)
+    lm.0.arpa.gz, lm.1.arpa.gz ARPA n-gram language models LM0, LM1
+
+Phrase-table lines are Moses's text format with an optional sixth field of sparse features::
+
+    src words ||| tgt words ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| 0-0 1-1 ||| c(e) c(f) c(e,f) ||| name value name value
+
+The four scores are probabilities (the decoder takes their natural log, as Moses does). The
+alignment field lists ``src-tgt`` index pairs within the phrase. The counts field holds the
+target-phrase count, the source-phrase count and the joint count, as Moses's ``consolidate`` writes
+them. The sixth field, present only in a ``big`` model, holds the Boolean sparse features of the
+phrase pair (Cherry & Foster 2012, Table 3); each name contains ``_`` so that n-best readers treat it
+as sparse (Moses's rule).
+
+Reordering-table lines: ``src ||| tgt ||| m_prev s_prev d_prev m_next s_next d_next`` (probabilities).
+
+Dense feature names and value counts follow Moses: ``TranslationModel0`` (4), ``LM0`` (1),
+``WordPenalty0`` (1), ``Distortion0`` (1) for ``small``; plus ``TranslationModel1`` (4), ``LM1`` (1),
+``LexicalReordering0`` (6) for ``medium``; ``big`` adds the sparse features.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+
+import yaml
+
+from smtlib.errors import InputError
+
+FORMAT = "smtlib-phrase-model/1"
+FEATURE_SETS = ("small", "medium", "big")
+
+
+@dataclasses.dataclass
+class Component:
+    """One file-backed model component (a phrase table, an LM or a reordering table)."""
+
+    name: str  #: Moses feature name, e.g. ``TranslationModel0``, ``LM1``, ``LexicalReordering0``
+    path: str  #: file name relative to the model directory
+    order: int | None = None  #: n-gram order, for language models
+    description: str = ""  #: where the component comes from (which data, which alignment)
+
+
+@dataclasses.dataclass
+class ModelSpec:
+    """The contents of ``model.yaml``.
+
+    Attributes
+    ----------
+    source_lang, target_lang
+        Language codes of the pair the model translates (e.g. ``fr`` -> ``en``).
+    feature_set
+        ``small``, ``medium`` or ``big`` (Cherry & Foster 2012, §4.2).
+    lowercase
+        Whether the training text was lowercased (the decoder lowercases its input likewise).
+    tokenized_input
+        Whether the decoder input is expected to be tokenized already.
+    max_phrase_length
+        Longest source phrase in the tables.
+    dense_features
+        ``[(name, number_of_values), ...]`` in the order the decoder writes them in k-best lines.
+    phrase_tables, language_models, reordering
+        The components; ``reordering`` is empty for ``small``.
+    sparse_templates
+        Names of the sparse templates whose features the phrase tables carry (``big`` only).
+    """
+
+    source_lang: str
+    target_lang: str
+    feature_set: str
+    lowercase: bool = True
+    tokenized_input: bool = True
+    max_phrase_length: int = 7
+    dense_features: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+    phrase_tables: list[Component] = dataclasses.field(default_factory=list)
+    language_models: list[Component] = dataclasses.field(default_factory=list)
+    reordering: list[Component] = dataclasses.field(default_factory=list)
+    sparse_templates: list[str] = dataclasses.field(default_factory=list)
+
+    def dense_weight_names(self) -> list[str]:
+        """``NAME_k`` for every value of every dense feature, in k-best order."""
+        return [f"{name}_{k}" for name, count in self.dense_features for k in range(count)]
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["dense_features"] = [[name, count] for name, count in self.dense_features]
+        return {"format": FORMAT, **data}
+
+    @classmethod
+    def from_dict(cls, data: dict, path: str | os.PathLike = "model.yaml") -> ModelSpec:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError(f"not an smtlib model description (expected format: {FORMAT})", path)
+        data = dict(data)
+        data.pop("format")
+        try:
+            for key in ("phrase_tables", "language_models", "reordering"):
+                data[key] = [Component(**c) for c in data.get(key) or []]
+            data["dense_features"] = [(str(n), int(c)) for n, c in data.get("dense_features") or []]
+            spec = cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"malformed model description: {exc}", path) from None
+        if spec.feature_set not in FEATURE_SETS:
+            raise InputError(f"unknown feature set {spec.feature_set!r} (expected one of {FEATURE_SETS})", path)
+        return spec
+
+
+def read_model_spec(model_dir: str | os.PathLike) -> ModelSpec:
+    """Read ``DIR/model.yaml``; component paths stay relative (see :func:`component_path`)."""
+    path = pathlib.Path(model_dir) / "model.yaml"
+    if not path.is_file():
+        raise InputError("no model.yaml: not a model directory", model_dir)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", path) from None
+    return ModelSpec.from_dict(data, path)
+
+
+def write_model_spec(model_dir: str | os.PathLike, spec: ModelSpec) -> None:
+    """Write ``DIR/model.yaml`` atomically."""
+    from smtlib.io import atomic_output
+
+    with atomic_output(pathlib.Path(model_dir) / "model.yaml") as out:
+        yaml.safe_dump(spec.to_dict(), out, sort_keys=False, allow_unicode=True)
+
+
+def component_path(model_dir: str | os.PathLike, component: Component) -> pathlib.Path:
+    """Absolute path of a component file."""
+    return pathlib.Path(model_dir) / component.path
