@@ -41,9 +41,11 @@ def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
         raise InputError(f"{what} not found", path)
     if os.path.isdir(path):
         raise InputError(f"{what} is a directory", path)
-    if is_gzip(path):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict", newline="\n")
-    return open(path, encoding="utf-8", errors="strict", newline="\n")
+    raw = open(path, "rb")
+    # peek() does not consume, so pipes and process substitutions work too.
+    if raw.peek(2)[:2] == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="rb"), encoding="utf-8", errors="strict", newline="\n")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n")
 
 
 def read_lines(path: str | os.PathLike, *, what: str = "file", allow_empty: bool = False) -> list[str]:

@@ -56,7 +56,9 @@ def read_weights(path: str | os.PathLike) -> dict[str, float]:
 def format_value(value: float) -> str:
     """A float as the shortest text that reads back to the same float."""
     text = repr(float(value))
-    return "0" if text in ("0.0", "-0.0") else text
+    if text in ("0.0", "-0.0"):
+        return "0"
+    return text[:-2] if text.endswith(".0") else text
 
 
 def write_weights(path: str | os.PathLike, weights: Mapping[str, float], *, header: str | None = None) -> None:

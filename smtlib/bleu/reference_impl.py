@@ -1,0 +1,41 @@
+"""A slow, obviously correct BLEU statistics extractor, for testing the fast one.
+
+It follows Papineni et al. (2002) literally with Python Counters, one hypothesis at a time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from smtlib.bleu.stats import BleuSettings, preprocess
+
+
+def _ngrams(tokens: list[str], n: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def slow_stats(hypothesis: str, references: Sequence[str], settings: BleuSettings = BleuSettings()) -> np.ndarray:
+    """The statistics row of one hypothesis against its references (see :mod:`smtlib.bleu.stats`)."""
+    hyp = preprocess([hypothesis], settings)[0].split()
+    refs = [r.split() for r in preprocess(list(references), settings)]
+    lengths = [len(r) for r in refs]
+    if settings.ref_length == "closest":
+        ref_len = min(lengths, key=lambda length: (abs(length - len(hyp)), length))
+    elif settings.ref_length == "shortest":
+        ref_len = min(lengths)
+    else:
+        ref_len = sum(lengths) / len(lengths)
+    row = [len(hyp), ref_len]
+    matches, totals = [], []
+    for n in range(1, 5):
+        hyp_counts = _ngrams(hyp, n)
+        max_ref: Counter = Counter()
+        for ref in refs:
+            for gram, count in _ngrams(ref, n).items():
+                max_ref[gram] = max(max_ref[gram], count)
+        matches.append(sum(min(c, max_ref[g]) for g, c in hyp_counts.items()))
+        totals.append(sum(hyp_counts.values()))
+    return np.array(row + matches + totals, dtype=np.float64)

@@ -1,0 +1,115 @@
+"""Corpus BLEU equal to sacrebleu's, or one sentence-level BLEU variant per line.
+
+Corpus mode prints a JSON object with ``score`` (0-100) and a ``signature``; ``--score-only``
+prints the number alone. ``--sentence --variant NAME`` prints one score per hypothesis line, and a
+signature line on stderr. Hypotheses come from ``--hyps FILE`` or standard input.
+
+Examples::
+
+    smtlib bleu --refs ref.en --hyps out.en
+    smtlib bleu --refs ref.en --hyps out.en --tokenize none --lowercase --score-only
+    smtlib bleu --refs ref.en --hyps out.en --sentence --variant moses-smoothed --param bp_smooth=true
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats
+from smtlib.bleu.references import read_references
+from smtlib.bleu.stats import compute_stats
+from smtlib.bleu.variants import VARIANTS, get_variant
+from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
+from smtlib.errors import InputError
+from smtlib.io import read_lines
+
+HELP = "corpus BLEU (equal to sacrebleu's) and sentence-level BLEU variants"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files (one per reference set)")
+    parser.add_argument("--hyps", "-i", default="-", help="hypothesis file, one segment per line (default: stdin)")
+    add_bleu_options(parser, default_tokenize="13a")
+    parser.add_argument("--smooth-method", default="exp", choices=sorted(SMOOTH_DEFAULTS), help="corpus smoothing (default: exp, as sacrebleu)")
+    parser.add_argument("--smooth-value", type=float, default=None, help="value for floor / add-k smoothing")
+    parser.add_argument("--score-only", "-b", action="store_true", help="print only the score")
+    parser.add_argument("--sentence", action="store_true", help="score each line with a sentence-level variant")
+    parser.add_argument("--variant", default="bleu+1", help="sentence-level variant (see --list-variants; default bleu+1)")
+    parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="a variant parameter, e.g. bp_smooth=true")
+    parser.add_argument("--list-variants", action="store_true", help="list the sentence-level variants and exit")
+
+
+def _list_variants() -> int:
+    for name, cls in VARIANTS.items():
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        params = ", ".join(f"{k}={v}" for k, v in cls.defaults.items())
+        print(f"{name}\t{doc}" + (f" [{params}]" if params else ""))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_variants:
+        return _list_variants()
+    if not args.refs:
+        raise InputError("--refs is required")
+    settings = bleu_settings(args)
+    references = read_references(args.refs)
+    hyps = read_lines(args.hyps, what="hypothesis file", allow_empty=True)
+    if len(hyps) != len(references[0]):
+        raise InputError(f"has {len(hyps)} lines but the references have {len(references[0])}", args.hyps)
+    stats = compute_stats(hyps, np.arange(len(hyps)), references, settings)
+    if args.sentence:
+        variant = get_variant(args.variant, **parse_assignments(args.param, "--param"))
+        scores = variant.score_sequence(stats) if hasattr(variant, "score_sequence") else variant.score(stats)
+        out = sys.stdout
+        for value in scores:
+            out.write(f"{100 * value:.6f}\n" if args.variant != "pseudo-doc" or variant.params["scale"] == "none" else f"{value:.6f}\n")
+        print(f"{variant.signature()}|nrefs:{len(references)}|{settings.signature()}|version:smtlib", file=sys.stderr)
+        return 0
+    score = bleu_from_stats(stats.sum(axis=0), smooth_method=args.smooth_method, smooth_value=args.smooth_value)
+    signature = _sacrebleu_signature(args, len(references))
+    if args.score_only:
+        print(f"{100 * score:.4f}")
+        return 0
+    total = stats.sum(axis=0)
+    print(
+        json.dumps(
+            {
+                "name": "BLEU",
+                "score": round(100 * score, 10),
+                "signature": signature,
+                "sys_len": int(total[0]),
+                "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
+                "counts": [int(x) for x in total[2:6]],
+                "totals": [int(x) for x in total[6:10]],
+            },
+            indent=1,
+        )
+    )
+    return 0
+
+
+def _sacrebleu_signature(args: argparse.Namespace, n_refs: int) -> str:
+    """sacrebleu's signature fields for the same options (plus the reference-length rule if not closest)."""
+    import sacrebleu
+
+    from smtlib import __version__
+
+    fields = [
+        f"nrefs:{n_refs}",
+        f"case:{'lc' if args.lowercase else 'mixed'}",
+        "eff:no",
+        f"tok:{args.tokenize}",
+        f"smooth:{args.smooth_method}",
+    ]
+    if args.smooth_value is not None:
+        fields[-1] += f"[{args.smooth_value:.2f}]"
+    if args.ref_length != "closest":
+        fields.append(f"reflen:{args.ref_length}")
+    fields.append(f"version:{sacrebleu.__version__}")
+    fields.append(f"impl:smtlib-{__version__}")
+    return "|".join(fields)

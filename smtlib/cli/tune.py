@@ -1,0 +1,84 @@
+"""Run one optimizer step on a k-best pool and write the new weights.
+
+  smtlib tune METHOD --kbest K [K ...] --refs REF [REF ...] --init W --out W [--seed N] [--set key=value ...]
+  smtlib tune --list
+
+The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
+references (``--tokenize``/``--lowercase``/``--ref-length``), and METHOD's ``fit`` starts from the
+``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
+pool does not have are written back unchanged. ``smtlib tune METHOD --help-params`` lists the
+method's hyper-parameters and defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from smtlib.bleu.corpus import corpus_bleu_from_stats
+from smtlib.bleu.references import read_references
+from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
+from smtlib.errors import InputError
+from smtlib.kbest.pool import read_pool
+from smtlib.tuners.registry import get_tuner_class, list_tuners
+from smtlib.weights import read_weights, write_weights
+
+HELP = "run one optimizer step on a k-best pool"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("method", nargs="?", help="tuning method (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the methods and exit")
+    parser.add_argument("--help-params", action="store_true", help="list METHOD's hyper-parameters and exit")
+    parser.add_argument("--kbest", "-k", nargs="+", help="k-best file(s), merged")
+    parser.add_argument("--refs", "-r", nargs="+", help="reference files")
+    parser.add_argument("--init", "-i", help="initial weights file")
+    parser.add_argument("--out", "-o", help="output weights file")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
+    parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
+    add_bleu_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        for name in list_tuners():
+            cls = get_tuner_class(name)
+            first = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+            print(f"{name}\t{first}")
+        return 0
+    if not args.method:
+        raise InputError("a METHOD is required (smtlib tune --list names them)")
+    cls = get_tuner_class(args.method)
+    if args.help_params:
+        for key, value in cls.defaults.items():
+            print(f"{key}={value}")
+        return 0
+    for option in ("kbest", "refs", "init", "out"):
+        if not getattr(args, option):
+            raise InputError(f"--{option} is required")
+    tuner = cls(seed=args.seed, **parse_assignments(args.set))
+    references = read_references(args.refs)
+    pool = read_pool(args.kbest, n_sentences=len(references[0]))
+    settings = bleu_settings(args)
+    pool.compute_stats(references, settings)
+    init_weights = read_weights(args.init)
+    init = pool.weight_vector(init_weights)
+    result = tuner(pool, init)
+    out = dict(zip(pool.feature_names, map(float, result.weights), strict=True))
+    for name, value in init_weights.items():
+        out.setdefault(name, value)
+    before = corpus_bleu_from_stats(pool.stats[pool.best_indices(init)[pool.sizes() > 0]])
+    after = corpus_bleu_from_stats(pool.stats[pool.best_indices(result.weights)[pool.sizes() > 0]])
+    info = {"method": args.method, "seed": args.seed, "params": tuner.params, "pool_bleu_init": 100 * before,
+            "pool_bleu_out": 100 * after, "hypotheses": pool.n_hypotheses, **result.info}
+    header = f"smtlib tune {args.method} seed={args.seed} pool BLEU {100 * before:.2f} -> {100 * after:.2f} ({settings.signature()})"
+    write_weights(args.out, out, header=header)
+    if args.info:
+        from smtlib.io import atomic_output
+
+        with atomic_output(args.info) as fh:
+            json.dump(info, fh, indent=1, default=str)
+    print(header, file=sys.stderr)
+    return 0

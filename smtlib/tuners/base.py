@@ -1,0 +1,103 @@
+"""The interface every tuner implements: one optimizer step on a k-best pool.
+
+A tuner is constructed with all its hyper-parameters (defaults = the papers' settings) and a seed,
+and ``fit(pool, init)`` returns new weights aligned with ``pool.feature_names``. The pool carries
+its BLEU statistics (``pool.stats``, computed by the caller with the requested BLEU settings), the
+hypotheses grouped by sentence (``pool.offsets``), dense and sparse features
+(``pool.dense``/``pool.sparse``/``pool.features()``). A tuner never modifies the pool or ``init``.
+
+Hyper-parameters are declared in ``defaults`` (name -> default value); the CLI's
+``--set key=value`` converts strings to the default's type, so every hyper-parameter is settable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from smtlib.errors import InputError
+from smtlib.kbest.pool import KBestPool
+
+
+@dataclasses.dataclass
+class TuneResult:
+    """What a tuner returns.
+
+    Attributes
+    ----------
+    weights
+        New weights, aligned with ``pool.feature_names``.
+    info
+        Numbers worth logging (training BLEU, iterations, objective), JSON-serialisable.
+    """
+
+    weights: np.ndarray
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class Tuner:
+    """Base class: subclasses set ``name``, ``defaults``, a docstring citing their paper, and ``fit``."""
+
+    name: ClassVar[str] = ""
+    #: hyper-parameter -> default (bool, int, float or str); the type of the default is the type
+    defaults: ClassVar[dict[str, Any]] = {}
+    #: False for methods that cannot use sparse features (MERT)
+    supports_sparse: ClassVar[bool] = True
+
+    def __init__(self, seed: int = 0, **params: Any) -> None:
+        unknown = set(params) - set(self.defaults)
+        if unknown:
+            raise InputError(
+                f"{self.name}: unknown hyper-parameter(s) {sorted(unknown)}; known: {', '.join(sorted(self.defaults)) or 'none'}"
+            )
+        self.seed = int(seed)
+        self.params: dict[str, Any] = {k: coerce(k, v, self.defaults[k]) for k, v in {**self.defaults, **params}.items()}
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator from the seed: fit() is a pure function of (pool, init, seed)."""
+        return np.random.default_rng(self.seed)
+
+    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
+        """Validate, fit, and check the result (finite, not all zero)."""
+        if pool.stats is None:
+            raise ValueError("pool has no BLEU statistics: call pool.compute_stats(references) first")
+        if pool.n_hypotheses == 0:
+            raise InputError("the k-best pool is empty")
+        init = np.asarray(init, dtype=np.float64)
+        if init.shape != (len(pool.feature_names),):
+            raise ValueError(f"init has shape {init.shape}, expected ({len(pool.feature_names)},)")
+        if not self.supports_sparse and pool.has_sparse():
+            raise InputError(f"{self.name} works on dense features only; the pool has {len(pool.sparse_names)} sparse features")
+        result = self.fit(pool, init.copy())
+        if not np.all(np.isfinite(result.weights)):
+            raise FloatingPointError(f"{self.name} produced non-finite weights")
+        if not np.any(result.weights):
+            warnings.warn(f"{self.name} produced all-zero weights; keeping the initial weights", stacklevel=2)
+            result = TuneResult(init.copy(), {**result.info, "fallback": "all-zero weights, kept init"})
+        return result
+
+
+def coerce(name: str, value: Any, default: Any) -> Any:
+    """Convert a ``--set`` string to the type of the default."""
+    if not isinstance(value, str) or isinstance(default, str):
+        return value
+    try:
+        if isinstance(default, bool):
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except ValueError:
+        raise InputError(f"hyper-parameter {name}={value!r}: expected {type(default).__name__}") from None
+    return value

@@ -1,0 +1,28 @@
+"""Tuner registry: method name -> ``module:Class``. A new tuner is one module plus one line here.
+
+Entries are imported lazily, so listing methods does not import every optimizer.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from smtlib.errors import InputError
+
+TUNERS: dict[str, str] = {
+    # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
+    # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
+    # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
+}
+
+
+def list_tuners() -> list[str]:
+    return list(TUNERS)
+
+
+def get_tuner_class(name: str):
+    """The tuner class registered as ``name``."""
+    if name not in TUNERS:
+        raise InputError(f"unknown tuning method {name!r}; choose from {', '.join(TUNERS) or '(none registered)'}")
+    module_name, _, class_name = TUNERS[name].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
