@@ -1,0 +1,451 @@
+"""Decoding one sentence: translation options, future costs, search, the graph, k-best lines.
+
+:class:`Decoder` ties :mod:`~smtlib.decoder.model` (options and their scores),
+:mod:`~smtlib.decoder.search` (the compiled stack search) and :mod:`~smtlib.decoder.lattice` (the
+search graph and its k-best paths) together. Every k-best line's feature vector is recomputed edge by
+edge from the model (not carried through the search) and its total is ``w . h`` of the values as
+printed; the decoder checks that this total equals the search score of the same path (up to the
+rounding of the printed values) and raises ``RuntimeError`` otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numba
+import numpy as np
+
+from smtlib.decoder.lattice import Lattice, kbest_nb
+from smtlib.decoder.lm import lm_score_word
+from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
+from smtlib.decoder.search import search_nb
+
+
+@dataclasses.dataclass
+class DecoderConfig:
+    """Search settings (Moses option names in parentheses).
+
+    Attributes
+    ----------
+    stack_size
+        Histogram pruning limit per stack (``-s``, default 100); 0 means unlimited.
+    distortion_limit
+        Maximum jump (``-dl``, default 6); negative means unlimited.
+    table_limit
+        Options kept per source phrase (``ttable-limit``, default 20); 0 keeps all.
+    k
+        Size of the k-best lists (``-n-best-list``).
+    distinct
+        Only distinct translations in k-best lists (Moses's ``distinct``).
+    nbest_factor
+        With ``distinct``, at most ``k * nbest_factor`` derivations are examined (Moses's
+        ``n-best-factor``, default 20).
+    """
+
+    stack_size: int = 100
+    distortion_limit: int = 6
+    table_limit: int = DEFAULT_TABLE_LIMIT
+    k: int = 100
+    distinct: bool = True
+    nbest_factor: int = 20
+
+
+@dataclasses.dataclass
+class SentenceOptions:
+    """The translation options of one sentence, as flat arrays for the search (sorted per span)."""
+
+    n: int
+    maxlen: int
+    start: np.ndarray
+    end: np.ndarray
+    woff: np.ndarray
+    words: np.ndarray
+    static: np.ndarray
+    lr: np.ndarray
+    bound: np.ndarray
+    entry: np.ndarray
+    span_first: np.ndarray
+    span_cnt: np.ndarray
+    fct: np.ndarray
+
+
+@dataclasses.dataclass
+class SentenceResult:
+    """What decoding one sentence gives."""
+
+    sent_id: int
+    best: str
+    best_score: float
+    kbest: list[tuple[str, np.ndarray, dict[str, float], float]]  #: (hyp, dense, sparse, total)
+    lattice: Lattice | None
+    n_nodes: int = 0
+    n_edges: int = 0
+
+
+@numba.njit(cache=True)
+def _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head):
+    """The live search graph: nodes that reach the goal, numbered by (stack, id), and their edges."""
+    ne = e_tail.shape[0]
+    cnt = np.zeros(nn + 1, dtype=np.int64)
+    for e in range(ne):
+        if n_alive[e_head[e]]:
+            cnt[e_head[e] + 1] += 1
+    off = np.cumsum(cnt)
+    fill = off[:-1].copy()
+    inc = np.empty(off[-1], dtype=np.int64)
+    for e in range(ne):
+        if n_alive[e_head[e]]:
+            inc[fill[e_head[e]]] = e
+            fill[e_head[e]] += 1
+    live = np.zeros(nn, dtype=np.bool_)
+    live[goal] = True
+    stack = np.empty(nn, dtype=np.int64)
+    stack[0] = goal
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for i in range(off[v], off[v + 1]):
+            t = e_tail[inc[i]]
+            if not live[t]:
+                live[t] = True
+                stack[top] = t
+                top += 1
+    ids = np.empty(nn, dtype=np.int64)
+    m = 0
+    for v in range(nn):
+        if live[v]:
+            ids[m] = v
+            m += 1
+    ids = ids[:m]
+    key = n_stack[ids] * (nn + 1) + ids
+    order = np.argsort(key, kind="mergesort")
+    new_id = np.full(nn, -1, dtype=np.int64)
+    for i in range(m):
+        new_id[ids[order[i]]] = i
+    sel = np.empty(off[-1], dtype=np.int64)
+    k = 0
+    for e in range(ne):
+        if n_alive[e_head[e]] and live[e_head[e]]:
+            sel[k] = e
+            k += 1
+    sel = sel[:k]
+    ekey = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        ekey[i] = new_id[e_head[sel[i]]] * (m + 1) + new_id[e_tail[sel[i]]]
+    sel = sel[np.argsort(ekey, kind="mergesort")]
+    return new_id, m, sel
+
+
+@numba.njit(cache=True)
+def _edge_features_nb(sel, goal, n, use_lr, e_tail, e_head, e_opt, n_last_end, n_last_start, n_last_opt, n_ctx, n_bo,
+                      n_len, o_start, o_end, o_woff, o_words, o_lr, lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask,
+                      lm_order, lm_map, lm_eos):
+    """LM, distortion and reordering increments of the selected edges (replayed from the tail's state)."""
+    n_lm = lm_order.shape[0]
+    E = sel.shape[0]
+    lm = np.zeros((E, n_lm))
+    dist = np.zeros(E)
+    lr = np.zeros((E, 6))
+    M = n_ctx.shape[2]
+    ca = np.zeros(M + 1, dtype=np.int64)
+    ba = np.zeros(M + 1, dtype=np.float32)
+    cb = np.zeros(M + 1, dtype=np.int64)
+    bb = np.zeros(M + 1, dtype=np.float32)
+    scratch = np.zeros(M + 2, dtype=np.bool_)
+    for i in range(E):
+        e = sel[i]
+        u = e_tail[e]
+        o = e_opt[e]
+        start = o_start[o]
+        end = o_end[o]
+        jump = start - (n_last_end[u] + 1)
+        dist[i] = -abs(jump)
+        if use_lr:
+            if start == n_last_end[u] + 1:
+                orient = 0
+            elif end == n_last_start[u]:
+                orient = 1
+            else:
+                orient = 2
+            lr[i, orient] = o_lr[o, orient]
+            if n_last_opt[u] >= 0:
+                lr[i, 3 + orient] = o_lr[n_last_opt[u], 3 + orient]
+        for k in range(n_lm):
+            ln = n_len[u, k]
+            for j in range(ln):
+                ca[j] = n_ctx[u, k, j]
+                ba[j] = n_bo[u, k, j]
+            total = 0.0
+            for wi in range(o_woff[o], o_woff[o + 1]):
+                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba,
+                                       ln, lm_map[k, o_words[wi]], cb, bb, scratch)
+                total += lp
+                ca, cb = cb, ca
+                ba, bb = bb, ba
+            if e_head[e] == goal and n > 0:
+                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba,
+                                       ln, lm_eos[k], cb, bb, scratch)
+                total += lp
+            lm[i, k] = total
+    return lm, dist, lr
+
+
+def _round(values: np.ndarray) -> np.ndarray:
+    """The values as k-best lines print them (6 significant digits, like Moses)."""
+    return np.array([float(f"{v:.6g}") for v in values], dtype=np.float64)
+
+
+class Decoder:
+    """Translate sentences with a loaded :class:`~smtlib.decoder.model.PhraseModel` and fixed weights."""
+
+    def __init__(self, model: PhraseModel, weights: Weights, config: DecoderConfig | None = None):
+        self.model = model
+        self.weights = weights
+        self.config = config or DecoderConfig()
+        lay = model.layout
+        self.w_lm = np.array([weights.dense[c] for c in lay.lm_cols], dtype=np.float64)
+        self.w_dist = float(weights.dense[lay.dist_col])
+        self.w_lr = weights.dense[lay.lr_col : lay.lr_col + 6].copy() if lay.lr_col >= 0 else np.zeros(6)
+        self.use_lr = lay.lr_col >= 0
+        self.sparse_w = weights.sparse_vector(model.sparse_names)
+        self.lm_bos = np.array([lm.vocab["<s>"] for lm in model.lms], dtype=np.int64)
+        self.lm_eos = np.array([lm.vocab["</s>"] for lm in model.lms], dtype=np.int64)
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    # ------------------------------------------------------------------ options
+    def _phrase_lm(self, phrases: list[tuple[int, ...]]) -> np.ndarray:
+        """Context-free LM scores (per LM) of target phrases given as decoder word ids."""
+        m = self.model
+        offs = np.zeros(len(phrases) + 1, dtype=np.int64)
+        offs[1:] = np.cumsum([len(p) for p in phrases])
+        flat = np.array([w for p in phrases for w in p], dtype=np.int64)
+        return _lm_estimate_nb(m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
+                               flat, offs)
+
+    def _ranked(self, srcs: list[str]) -> None:
+        """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit."""
+        m = self.model
+        todo = [s for s in srcs if s not in self._cache]
+        if not todo:
+            return
+        all_entries = [np.array(m.index[s], dtype=np.int64) for s in todo]
+        flat = np.concatenate(all_entries)
+        static = m.entry_static(self.weights, flat)
+        lm_est = self._phrase_lm([m.entry_tgt[e] for e in flat])
+        est = static + lm_est @ self.w_lm
+        pos = 0
+        limit = self.config.table_limit
+        for s, ents in zip(todo, all_entries, strict=True):
+            sl = slice(pos, pos + len(ents))
+            pos += len(ents)
+            order = np.argsort(-est[sl], kind="mergesort")
+            if limit > 0:
+                order = order[:limit]
+            self._cache[s] = (ents[order], static[sl][order], est[sl][order])
+
+    def options(self, tokens: list[str]) -> SentenceOptions:
+        """All translation options of a sentence, per span sorted by their search bound."""
+        m = self.model
+        n = len(tokens)
+        maxlen = max(1, m.spec.max_phrase_length)
+        spans = []
+        for i in range(n):
+            for j in range(i + 1, min(n, i + maxlen) + 1):
+                src = " ".join(tokens[i:j])
+                if src in m.index:
+                    spans.append((i, j, src))
+        self._ranked([s for _, _, s in spans])
+        starts, ends, entries, statics, ests, tgts = [], [], [], [], [], []
+        have_one = np.zeros(n, dtype=bool)
+        for i, j, src in spans:
+            ents, static, est = self._cache[src]
+            starts.append(np.full(len(ents), i))
+            ends.append(np.full(len(ents), j))
+            entries.append(ents)
+            statics.append(static)
+            ests.append(est)
+            tgts.extend(m.entry_tgt[e] for e in ents)
+            if j == i + 1:
+                have_one[i] = True
+        # pass-through options for words without a one-word option (see smtlib.decoder.model)
+        unk = [i for i in range(n) if not have_one[i]]
+        if unk:
+            wp = self.weights.dense[m.layout.wp_col]
+            ptg = [(m.add_word(tokens[i]),) for i in unk]
+            lm_est = self._phrase_lm(ptg)
+            starts.append(np.array(unk))
+            ends.append(np.array(unk) + 1)
+            entries.append(np.full(len(unk), -1))
+            statics.append(np.full(len(unk), -wp))
+            ests.append(np.full(len(unk), -wp) + lm_est @ self.w_lm)
+            tgts.extend(ptg)
+        start = np.concatenate(starts).astype(np.int64) if starts else np.zeros(0, dtype=np.int64)
+        end = np.concatenate(ends).astype(np.int64) if ends else np.zeros(0, dtype=np.int64)
+        entry = np.concatenate(entries).astype(np.int64) if entries else np.zeros(0, dtype=np.int64)
+        static = np.concatenate(statics) if statics else np.zeros(0)
+        est = np.concatenate(ests) if ests else np.zeros(0)
+        lr = np.zeros((len(entry), 6))
+        if self.use_lr and len(entry):
+            real = entry >= 0
+            lr[real] = np.nan_to_num(m.entry_lr[entry[real]], nan=0.0)
+        # search bound: static + LM upper bound + the best backward reordering score
+        lens = np.array([len(t) for t in tgts], dtype=np.int64)
+        flat = np.array([w for t in tgts for w in t], dtype=np.int64)
+        owner = np.repeat(np.arange(len(tgts)), lens)
+        bound = static.copy()
+        for k in range(len(m.lms)):
+            ub = np.zeros(len(tgts))
+            np.add.at(ub, owner, m.lm_ub[k, flat])
+            bound += self.w_lm[k] * ub
+        if self.use_lr:
+            bound += (lr[:, :3] * self.w_lr[:3]).max(axis=1)
+        # sort by (start, length, -bound)
+        order = np.lexsort((-bound, end - start, start))
+        start, end, entry, static, est, lr, bound = (a[order] for a in (start, end, entry, static, est, lr, bound))
+        lens = lens[order]
+        woff = np.zeros(len(order) + 1, dtype=np.int64)
+        woff[1:] = np.cumsum(lens)
+        words = np.array([w for i in order for w in tgts[i]], dtype=np.int64)
+        span_first = np.zeros((max(n, 1), maxlen), dtype=np.int64)
+        span_cnt = np.zeros((max(n, 1), maxlen), dtype=np.int64)
+        best = np.full((n + 1, n + 1), -np.inf)
+        for idx in range(len(order)):
+            i, ln = start[idx], end[idx] - start[idx]
+            if span_cnt[i, ln - 1] == 0:
+                span_first[i, ln - 1] = idx
+            span_cnt[i, ln - 1] += 1
+            best[i, end[idx]] = max(best[i, end[idx]], est[idx])
+        # future cost table (Koehn 2004, §3.3): best split of every span
+        fct = np.full((n + 1, n + 1), -np.inf)
+        for i in range(n + 1):
+            fct[i, i] = 0.0
+        for length in range(1, n + 1):
+            for i in range(0, n - length + 1):
+                j = i + length
+                b = best[i, j]
+                for mid in range(i + 1, j):
+                    b = max(b, fct[i, mid] + fct[mid, j])
+                fct[i, j] = b
+        return SentenceOptions(n, maxlen, start, end, woff, words, static, lr, bound, entry, span_first, span_cnt, fct)
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, line: str, sent_id: int = 0, *, kbest: int | None = None, lattice: bool = False
+               ) -> SentenceResult:
+        """Translate one input line."""
+        m = self.model
+        cfg = self.config
+        k = cfg.k if kbest is None else kbest
+        tokens = m.prepare_source(line)
+        if not tokens:
+            return self._empty(sent_id, lattice)
+        opts = self.options(tokens)
+        dl = cfg.distortion_limit
+        res = self._search(opts, dl)
+        if res[0] < 0:  # no complete hypothesis: fall back to monotone decoding, which always has one
+            res = self._search(opts, 0)
+            if res[0] < 0:
+                raise RuntimeError(f"sentence {sent_id}: the search found no complete translation")
+        (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, n_ctx, n_bo, n_len,
+         e_tail, e_head, e_opt, e_score) = res
+        new_id, n_nodes, sel = _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head)
+        lm, dist, lr = _edge_features_nb(sel, goal, opts.n, self.use_lr, e_tail, e_head, e_opt, n_last_end,
+                                         n_last_start, n_last_opt, n_ctx, n_bo, n_len, opts.start, opts.end, opts.woff,
+                                         opts.words, opts.lr, m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off,
+                                         m.lm_mask, m.lm_order, m.lm_map, self.lm_eos)
+        lay = m.layout
+        opt = e_opt[sel]
+        ent = opts.entry[opt]
+        dense = np.zeros((len(sel), lay.size))
+        real = ent >= 0
+        for t, col in enumerate(lay.tm_cols):
+            dense[real, col : col + 4] = m.entry_tm[ent[real], 4 * t : 4 * t + 4]
+        dense[:, lay.wp_col] = -(opts.woff[opt + 1] - opts.woff[opt])
+        for kk, col in enumerate(lay.lm_cols):
+            dense[:, col] = lm[:, kk]
+        dense[:, lay.dist_col] = dist
+        if self.use_lr:
+            dense[:, lay.lr_col : lay.lr_col + 6] = lr
+        tails = new_id[e_tail[sel]]
+        heads = new_id[e_head[sel]]
+        deltas = e_score[sel] - n_score[e_tail[sel]]
+        # check: the search's edge scores are w . h of the recomputed features
+        sparse_sc = np.array([float(self.sparse_w[m.entry_sparse[e][0]] @ m.entry_sparse[e][1]) if e >= 0 else 0.0
+                              for e in ent]) if len(self.sparse_w) else np.zeros(len(sel))
+        recomputed = dense @ self.weights.dense + sparse_sc
+        if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):
+            bad = int(np.argmax(np.abs(recomputed - deltas)))
+            raise RuntimeError(f"sentence {sent_id}: edge score {deltas[bad]} != w.h {recomputed[bad]}")
+        woff = np.zeros(len(sel) + 1, dtype=np.int64)
+        woff[1:] = np.cumsum(opts.woff[opt + 1] - opts.woff[opt])
+        wids = np.concatenate([opts.words[opts.woff[o] : opts.woff[o + 1]] for o in opt]) if len(opt) else np.zeros(
+            0, dtype=np.int64)
+        max_pops = k * cfg.nbest_factor if cfg.distinct else k
+        scores, offs, edges = kbest_nb(n_nodes, tails, heads, deltas, woff, wids.astype(np.int64), max(k, 1),
+                                       max(max_pops, k, 1), cfg.distinct)
+        edge_sparse = [self._sparse(e) for e in ent]
+        lines = []
+        for i in range(len(scores)):
+            path = edges[offs[i] : offs[i + 1]]
+            words = [m.words[w] for e in path for w in wids[woff[e] : woff[e + 1]]]
+            h_dense = _round(dense[path].sum(axis=0))
+            h_sparse: dict[str, float] = {}
+            for e in path:
+                for name, v in edge_sparse[e].items():
+                    h_sparse[name] = h_sparse.get(name, 0.0) + v
+            h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
+            total = float(h_dense @ self.weights.dense) + sum(self.weights.sparse.get(nm, 0.0) * v
+                                                              for nm, v in h_sparse.items())
+            if not math.isclose(total, scores[i], rel_tol=1e-4, abs_tol=1e-3):
+                raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
+            lines.append((" ".join(words), h_dense, h_sparse, total))
+        # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
+        lines.sort(key=lambda x: -x[3])
+        best_line = lines[0][0] if lines else ""
+        lat = None
+        if lattice:
+            lat = Lattice(sent_id, n_nodes, tails, heads,
+                          [tuple(m.words[w] for w in wids[woff[e] : woff[e + 1]]) for e in range(len(sel))],
+                          dense, edge_sparse, list(lay.names))
+        return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
+                              lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
+
+    def _sparse(self, entry: int) -> dict[str, float]:
+        if entry < 0:
+            return {}
+        ids, vals = self.model.entry_sparse[entry]
+        return {self.model.sparse_names[i]: float(v) for i, v in zip(ids, vals, strict=True)}
+
+    def _search(self, opts: SentenceOptions, dl: int):
+        m = self.model
+        cfg = self.config
+        return search_nb(opts.n, opts.maxlen, cfg.stack_size, dl, self.use_lr, opts.start, opts.end, opts.woff,
+                         opts.words, opts.static, opts.lr, opts.bound, opts.span_first, opts.span_cnt, opts.fct,
+                         m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
+                         self.lm_bos, self.lm_eos, self.w_lm, self.w_dist, self.w_lr)
+
+    def _empty(self, sent_id: int, lattice: bool) -> SentenceResult:
+        """An empty input line: the empty translation, scored by the LMs' ``<s> </s>``."""
+        lay = self.model.layout
+        dense = np.zeros(lay.size)
+        for lm, col in zip(self.model.lms, lay.lm_cols, strict=True):
+            dense[col] = lm.score_sentence([])
+        h = _round(dense)
+        total = float(h @ self.weights.dense)
+        lat = None
+        if lattice:
+            lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))
+        return SentenceResult(sent_id, "", total, [("", h, {}, total)], lat, 2, 1)
+
+
+def format_kbest_line(sent_id: int, hyp: str, dense: np.ndarray, sparse: dict[str, float], total: float,
+                      groups: list[tuple[str, int]]) -> str:
+    """One Moses n-best line: ``ID ||| hyp ||| Name= v ... sparse= v ||| total``."""
+    parts = []
+    col = 0
+    for name, count in groups:
+        parts.append(f"{name}= " + " ".join(f"{v:.6g}" for v in dense[col : col + count]))
+        col += count
+    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
+    return f"{sent_id} ||| {hyp} ||| {' '.join(parts)} ||| {total:.10g}"

@@ -1,0 +1,367 @@
+"""A compact back-off n-gram language model for the decoder's compiled search loop.
+
+ARPA files (plain or gzip) are read into one open-addressing hash table of 64-bit n-gram keys with
+a log-probability and a back-off weight per entry, queried from numba code. The query follows the
+back-off recursion of Katz (1987) as the ARPA format defines it::
+
+    log p(w | h_1..h_L) = prob(h_1..h_{m-1} w) + sum_{j=m}^{L} bo(h_{L-j+1}..h_L)
+
+where ``h_1..h_{m-1} w`` is the longest n-gram of the model that ends the history. Like KenLM
+(Heafield 2011, §4.1 "state minimization"), the state kept after a word is the shortest suffix of
+the history that can still change a future probability: words beyond the longest matched n-gram are
+dropped, and so is a matched n-gram that is the context of no longer n-gram and has back-off 0. Two
+hypotheses with equal minimized states score every continuation identically, which is what makes
+recombination on the state exact.
+
+Scores are natural logarithms: the ARPA log10 values are multiplied by ln(10) when the table is
+built, which is how Moses reports LM feature values (``LM0=`` in n-best lists is
+``ln(10) * sum log10 p``). A word outside the vocabulary is scored as ``<unk>``; an ARPA file without
+a ``<unk>`` unigram gets one with log10 probability -100, KenLM's default.
+
+The hash of an n-gram is built from its *last* word backwards (newest word first), so the decoder
+finds the longest match of ``h w`` by extending one word to the left per probe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+
+import numba
+import numpy as np
+
+from smtlib.errors import InputError
+from smtlib.io import open_text
+
+LN10 = math.log(10.0)
+UNK_LOG10 = -100.0
+_SEED = np.uint64(0xCBF29CE484222325)
+_PRIME = np.uint64(0x100000001B3)
+_NGRAM_HEADER = re.compile(r"^\\(\d+)-grams:\s*$")
+
+
+@numba.njit(cache=True, inline="always")
+def hash_step(h: np.uint64, word: np.int64) -> np.uint64:
+    """FNV-1a style step: fold one word id into the running n-gram hash."""
+    return (h ^ np.uint64(word + 1)) * np.uint64(0x100000001B3)
+
+
+@numba.njit(cache=True, inline="always")
+def hash_final(h: np.uint64) -> np.uint64:
+    """MurmurHash3's 64-bit finalizer, forced non-zero (0 marks an empty slot)."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h | np.uint64(1)
+
+
+@numba.njit(cache=True)
+def _keys_for(ids: np.ndarray) -> np.ndarray:
+    """Keys of the n-grams in the rows of ``ids`` (oldest word first, hashed newest first)."""
+    n, m = ids.shape
+    out = np.empty(n, dtype=np.uint64)
+    for r in range(n):
+        h = np.uint64(0xCBF29CE484222325)
+        for c in range(m - 1, -1, -1):
+            h = hash_step(h, ids[r, c])
+        out[r] = hash_final(h)
+    return out
+
+
+@numba.njit(cache=True)
+def _insert_all(keys, probs, bos, ext, last, tkeys, tprob, tbo, text):
+    mask = np.uint64(tkeys.shape[0] - 1)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        slot = k & mask
+        while tkeys[slot] != 0 and tkeys[slot] != k:
+            slot = (slot + np.uint64(1)) & mask
+        tkeys[slot] = k
+        tprob[slot] = probs[i]
+        tbo[slot] = bos[i]
+        text[slot] = ext[i]
+
+
+@numba.njit(cache=True, inline="always")
+def table_find(tkeys: np.ndarray, off: np.int64, mask: np.uint64, key: np.uint64) -> np.int64:
+    """Slot of ``key`` in the table region starting at ``off``, or -1."""
+    slot = key & mask
+    while True:
+        k = tkeys[off + np.int64(slot)]
+        if k == key:
+            return off + np.int64(slot)
+        if k == 0:
+            return -1
+        slot = (slot + np.uint64(1)) & mask
+
+
+@numba.njit(cache=True)
+def lm_score_word(tkeys, tprob, tbo, text, off, mask, order, unk, ctx, ctx_bo, ctx_len, word, out_ctx, out_bo, scratch):
+    """Score one word after a minimized state; write the new state.
+
+    Parameters
+    ----------
+    tkeys, tprob, tbo, text
+        The hash table arrays (keys, natural-log probabilities, back-offs, "extendable" flags).
+    off, mask, order, unk
+        This LM's region of the table, its size mask, its order and its ``<unk>`` id.
+    ctx, ctx_bo, ctx_len
+        The state: up to ``order-1`` word ids (oldest first) and the back-off of each suffix
+        (``ctx_bo[j]`` is the back-off of the last ``j+1`` words).
+    word
+        The LM id of the word (already mapped to ``unk`` if unknown).
+    out_ctx, out_bo
+        Arrays of at least ``order-1`` entries receiving the new state (they must not alias ``ctx``).
+    scratch
+        A boolean work array of at least ``order`` entries.
+
+    Returns
+    -------
+    (log_prob, new_len)
+    """
+    h = hash_step(np.uint64(0xCBF29CE484222325), word)
+    slot = table_find(tkeys, off, mask, hash_final(h))
+    if slot < 0:
+        word = unk
+        h = hash_step(np.uint64(0xCBF29CE484222325), word)
+        slot = table_find(tkeys, off, mask, hash_final(h))
+    prob = np.float64(tprob[slot])
+    matched = 1
+    # back-offs and "extendable" flags of the matched n-grams "... w" of length 1..matched
+    out_bo[0] = tbo[slot]
+    scratch[0] = text[slot]
+    limit = min(ctx_len, order - 1)
+    for i in range(1, limit + 1):
+        h = hash_step(h, ctx[ctx_len - i])
+        s = table_find(tkeys, off, mask, hash_final(h))
+        if s < 0:
+            break
+        prob = np.float64(tprob[s])
+        if i < order - 1:
+            out_bo[i] = tbo[s]
+            scratch[i] = text[s]
+        matched = i + 1
+    # contexts longer than the match back off
+    for j in range(matched - 1, ctx_len):
+        prob += np.float64(ctx_bo[j])
+    new_len = min(matched, order - 1)
+    while new_len > 0 and not scratch[new_len - 1]:
+        new_len -= 1
+    # new context: (ctx + [word])[-new_len:]
+    for j in range(new_len - 1):
+        out_ctx[j] = ctx[ctx_len - (new_len - 1) + j]
+    if new_len > 0:
+        out_ctx[new_len - 1] = word
+    return prob, new_len
+
+
+@dataclasses.dataclass
+class NGramLM:
+    """One ARPA model held as a hash table (see the module docstring).
+
+    Attributes
+    ----------
+    order
+        The n-gram order.
+    vocab
+        Word -> id; ``<unk>`` is id 0, ``<s>`` and ``</s>`` are present.
+    keys, prob, bo, ext
+        The hash table: 64-bit keys (0 = empty), natural-log probability and back-off (float32), and
+        whether an entry must be kept in a state (it is a context of a longer n-gram or has a
+        non-zero back-off).
+    max_word_prob
+        For every word id, the highest natural-log probability of any n-gram ending in it plus the
+        most the back-offs can add (a context-free upper bound on ``log p(w | h)``).
+    n_ngrams
+        Entries per order.
+    """
+
+    order: int
+    vocab: dict[str, int]
+    keys: np.ndarray
+    prob: np.ndarray
+    bo: np.ndarray
+    ext: np.ndarray
+    max_word_prob: np.ndarray
+    n_ngrams: list[int]
+
+    @property
+    def mask(self) -> np.uint64:
+        return np.uint64(self.keys.shape[0] - 1)
+
+    @property
+    def unk(self) -> int:
+        return 0
+
+    def word_id(self, word: str) -> int:
+        return self.vocab.get(word, 0)
+
+    def score_sentence(self, words: list[str], *, bos: bool = True, eos: bool = True) -> float:
+        """Natural-log probability of a sentence (slow path, for checks and tests)."""
+        ctx = np.zeros(max(self.order - 1, 1), dtype=np.int64)
+        ctx_bo = np.zeros(max(self.order - 1, 1), dtype=np.float32)
+        length = 0
+        if bos:
+            ctx[0] = self.vocab["<s>"]
+            s = table_find(self.keys, 0, self.mask, _keys_for(np.array([[ctx[0]]], dtype=np.int64))[0])
+            ctx_bo[0] = self.bo[s]
+            length = 1 if self.order > 1 else 0
+        total = 0.0
+        seq = [self.word_id(w) for w in words] + ([self.vocab["</s>"]] if eos else [])
+        for wid in seq:
+            out_ctx = np.zeros_like(ctx)
+            out_bo = np.zeros_like(ctx_bo)
+            p, length = lm_score_word(
+                self.keys, self.prob, self.bo, self.ext, 0, self.mask, self.order, 0, ctx, ctx_bo, length, wid,
+                out_ctx, out_bo, np.zeros(self.order, dtype=np.bool_),
+            )
+            total += p
+            ctx, ctx_bo = out_ctx, out_bo
+        return total
+
+
+def read_arpa(path: str | os.PathLike, keep_words: set[str] | None = None) -> NGramLM:
+    """Read an ARPA file into an :class:`NGramLM`.
+
+    Parameters
+    ----------
+    path
+        The ARPA file (plain or gzip).
+    keep_words
+        If given, n-grams containing a word outside this set (and outside ``<s> </s> <unk>``) are
+        dropped: the decoder can never query them, so filtering to the words its phrase options
+        can produce changes no score (as Moses's LM filtering).
+
+    Raises
+    ------
+    InputError
+        On a file that is not ARPA, a malformed entry, or a count mismatch.
+    """
+    specials = {"<s>", "</s>", "<unk>"}
+    vocab: dict[str, int] = {"<unk>": 0}
+    declared: dict[int, int] = {}
+    grams: dict[int, list] = {}
+    order = 0
+    with open_text(path, what="language model") as fh:
+        lineno = 0
+        section = None  # None, "data", or an order
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.strip()
+            if not line:
+                continue
+            if section is None:
+                if line == "\\data\\":
+                    section = "data"
+                continue
+            if line == "\\end\\":
+                break
+            m = _NGRAM_HEADER.match(line)
+            if m:
+                section = int(m.group(1))
+                if section not in declared:
+                    raise InputError(f"section \\{section}-grams: not declared in \\data\\", path, lineno)
+                grams[section] = [[], [], [], []]  # ids, probs, bos, last word
+                continue
+            if section == "data":
+                if line.startswith("ngram "):
+                    try:
+                        n, count = line[6:].split("=")
+                        declared[int(n)] = int(count)
+                    except ValueError:
+                        raise InputError(f"malformed count line {line!r}", path, lineno) from None
+                    order = max(order, int(n))
+                    continue
+                raise InputError(f"unexpected line in \\data\\ section: {line!r}", path, lineno)
+            parts = line.split()
+            n = section
+            if len(parts) not in (n + 1, n + 2):
+                raise InputError(f"malformed {n}-gram entry {line!r}", path, lineno)
+            try:
+                logp = float(parts[0])
+                bo = float(parts[n + 1]) if len(parts) == n + 2 else 0.0
+            except ValueError:
+                raise InputError(f"malformed {n}-gram entry {line!r}", path, lineno) from None
+            words = parts[1 : n + 1]
+            if keep_words is not None and any(w not in keep_words and w not in specials for w in words):
+                continue
+            ids = []
+            for w in words:
+                wid = vocab.get(w)
+                if wid is None:
+                    wid = vocab[w] = len(vocab)
+                ids.append(wid)
+            g = grams[n]
+            g[0].append(ids)
+            g[1].append(logp)
+            g[2].append(bo)
+        else:
+            if section is None:
+                raise InputError("not an ARPA file (no \\data\\ section)", path)
+    if order == 0:
+        raise InputError("ARPA file declares no n-grams", path)
+    if keep_words is None:
+        for n, count in declared.items():
+            got = len(grams.get(n, [[]])[0])
+            if got != count:
+                raise InputError(f"\\data\\ declares {count} {n}-grams, found {got}", path)
+    for w in ("<s>", "</s>"):
+        vocab.setdefault(w, len(vocab))
+    # make sure <unk>, <s> and </s> are unigrams
+    present = set()
+    if 1 in grams:
+        present = {ids[0] for ids in grams[1][0]}
+    else:
+        grams[1] = [[], [], [], []]
+    for w, logp in (("<unk>", UNK_LOG10), ("<s>", -99.0), ("</s>", UNK_LOG10)):
+        if vocab[w] not in present:
+            grams[1][0].append([vocab[w]])
+            grams[1][1].append(logp)
+            grams[1][2].append(0.0)
+    all_keys, all_prob, all_bo, all_last, all_ext = [], [], [], [], []
+    key_index: dict[int, np.ndarray] = {}
+    n_ngrams = []
+    for n in range(1, order + 1):
+        g = grams.get(n)
+        if not g or not g[0]:
+            n_ngrams.append(0)
+            continue
+        ids = np.asarray(g[0], dtype=np.int64).reshape(-1, n)
+        keys = _keys_for(ids)
+        key_index[n] = (ids, keys)
+        all_keys.append(keys)
+        all_prob.append(np.asarray(g[1], dtype=np.float64) * LN10)
+        all_bo.append(np.asarray(g[2], dtype=np.float64) * LN10)
+        all_last.append(ids[:, -1])
+        n_ngrams.append(len(keys))
+    # "extendable": an n-gram that is the context (prefix) of some longer n-gram
+    ext_sets = []
+    for n in range(1, order + 1):
+        if n not in key_index:
+            continue
+        ids, keys = key_index[n]
+        ext = np.zeros(len(keys), dtype=np.bool_)
+        if n + 1 in key_index:
+            prefix_keys = np.unique(_keys_for(np.ascontiguousarray(key_index[n + 1][0][:, :-1])))
+            ext = np.isin(keys, prefix_keys)
+        ext_sets.append(ext)
+    keys = np.concatenate(all_keys)
+    prob = np.concatenate(all_prob)
+    bo = np.concatenate(all_bo)
+    ext = np.concatenate(ext_sets) | (bo != 0.0)
+    last = np.concatenate(all_last)
+    size = 1 << max(4, int(math.ceil(math.log2(max(2 * len(keys), 2)))))
+    tkeys = np.zeros(size, dtype=np.uint64)
+    tprob = np.zeros(size, dtype=np.float32)
+    tbo = np.zeros(size, dtype=np.float32)
+    text = np.zeros(size, dtype=np.bool_)
+    _insert_all(keys, prob.astype(np.float32), bo.astype(np.float32), ext, last, tkeys, tprob, tbo, text)
+    max_bo = max(0.0, float(bo.max())) if len(bo) else 0.0
+    max_word_prob = np.full(len(vocab), -np.inf)
+    np.maximum.at(max_word_prob, last, prob.astype(np.float32).astype(np.float64))
+    max_word_prob = np.where(np.isfinite(max_word_prob), max_word_prob, float(prob.max()))
+    max_word_prob += (order - 1) * max_bo
+    return NGramLM(order, vocab, tkeys, tprob, tbo, text, max_word_prob + 1e-6, n_ngrams)

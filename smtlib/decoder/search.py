@@ -1,0 +1,419 @@
+"""Phrase-based stack decoding (Koehn et al. 2003; Koehn 2004, Pharaoh; Moses's ``SearchNormal``).
+
+Hypotheses are grouped in stacks by the number of source words they cover. Each stack is expanded in
+turn: every hypothesis is extended by every translation option of every uncovered span the
+distortion limit allows, and the new hypothesis goes to the stack of its new coverage.
+
+* **Distortion limit** (Moses ``SearchNormal::ProcessOneHypothesis``): a phrase may start at ``s``
+  only if ``|s - (last_end + 1)| <= limit``, and a phrase that does not start at the first gap must
+  end close enough to the first gap for the decoder to jump back: ``|end + 1 - first_gap| <= limit``.
+* **Future cost** (Koehn 2004, §3.3): for every span the best ``w . static + w_LM . LM estimate`` of
+  its options, combined over spans by dynamic programming; a hypothesis's estimate is the sum over
+  its maximal uncovered runs. Histogram pruning ranks by score plus future cost.
+* **Recombination**: two hypotheses in a stack are merged when they agree on the coverage, each LM's
+  minimized state (see :mod:`smtlib.decoder.lm`), the end of the last phrase (distortion) and, with
+  lexicalized reordering, the last phrase itself (its span decides the backward orientation of the
+  next phrase and its forward scores are applied when the next phrase comes). The loser is kept as an
+  extra incoming edge of the merged node (Moses's arc list): the search graph for k-best lists and
+  lattices. In the last stack every hypothesis is complete and nothing follows, so all of them merge
+  into one goal node (recombination on the coverage alone is exact there).
+* **Histogram pruning** to ``stack_size`` nodes, done as Moses does when a stack holds twice as
+  many, and once more before the stack is expanded; after a pruning, a new hypothesis that scores
+  below the worst survivor can never survive and is dropped at once. The drop is also tried *before*
+  the LM is queried, with an upper bound on the LM score of the phrase (the largest probability any
+  n-gram ending in each word has); the bound is exact-safe, so this changes no result.
+
+Scores are ``w . h`` with the feature values of :mod:`smtlib.decoder.model`; LM values are natural
+logs, the end-of-sentence probability is added when the coverage becomes complete, distortion is
+``-|start - (last_end + 1)|`` per phrase, and lexicalized reordering follows Moses's
+``msd-bidirectional-fe``: the backward model scores the orientation (monotone, swap, discontinuous)
+of each phrase with respect to the previous one with the phrase's own probabilities, the forward
+model scores the orientation of the next phrase with the previous phrase's probabilities. The first
+phrase's backward orientation is monotone if it starts at 0, else discontinuous.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from smtlib.decoder.lm import lm_score_word
+
+NEG_INF = -np.inf
+
+
+@numba.njit(cache=True)
+def _grow1(a, cap):
+    b = np.empty(cap, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _grow2(a, cap):
+    b = np.empty((cap, a.shape[1]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _grow3(a, cap):
+    b = np.empty((cap, a.shape[1], a.shape[2]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(h, v):
+    h = (h ^ np.uint64(v + 0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+    return h ^ (h >> np.uint64(31))
+
+
+@numba.njit(cache=True, inline="always")
+def _covered(cov, i):
+    return (cov[i >> 6] >> np.uint64(i & 63)) & np.uint64(1)
+
+
+@numba.njit(cache=True)
+def _first_gap(cov, n):
+    for i in range(n):
+        if not _covered(cov, i):
+            return i
+    return n
+
+
+@numba.njit(cache=True)
+def _prune(s, keep, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive):
+    """Keep the ``keep`` best live nodes of stack ``s`` (by score + future cost); raise its threshold."""
+    cnt = st_cnt[s]
+    m = 0
+    for i in range(cnt):
+        v = st_nodes[s, i]
+        if n_alive[v]:
+            st_nodes[s, m] = v
+            m += 1
+    key = np.empty(m)
+    for i in range(m):
+        v = st_nodes[s, i]
+        key[i] = -(n_score[v] + n_fc[v])
+    order = np.argsort(key, kind="mergesort")
+    kept = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        kept[i] = st_nodes[s, order[i]]
+    n_keep = m if keep <= 0 else min(keep, m)
+    for i in range(n_keep, m):
+        n_alive[kept[i]] = False
+    for i in range(n_keep):
+        st_nodes[s, i] = kept[i]
+    st_cnt[s] = n_keep
+    if keep > 0 and m >= keep:
+        worst = n_score[kept[keep - 1]] + n_fc[kept[keep - 1]]
+        if worst > st_thresh[s]:
+            st_thresh[s] = worst
+
+
+@numba.njit(cache=True)
+def search_nb(n, maxlen, stack_size, dl, use_lr,
+              o_start, o_end, o_woff, o_words, o_static, o_lr, o_bound, span_first, span_cnt, fct,
+              lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, lm_map, lm_bos, lm_eos,
+              w_lm, w_dist, w_lr):
+    """Run the stack search on one sentence; return the search graph (see :func:`decode_graph`)."""
+    n_lm = lm_order.shape[0]
+    M = 1
+    for k in range(n_lm):
+        M = max(M, lm_order[k] - 1)
+    CW = max(1, (n + 63) // 64)
+    full = np.zeros(CW, dtype=np.uint64)
+    for i in range(n):
+        full[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+
+    ncap = 1024
+    n_cov = np.zeros((ncap, CW), dtype=np.uint64)
+    n_last_start = np.zeros(ncap, dtype=np.int64)
+    n_last_end = np.zeros(ncap, dtype=np.int64)
+    n_last_opt = np.zeros(ncap, dtype=np.int64)
+    n_ctx = np.zeros((ncap, n_lm, M), dtype=np.int64)
+    n_bo = np.zeros((ncap, n_lm, M), dtype=np.float32)
+    n_len = np.zeros((ncap, n_lm), dtype=np.int64)
+    n_score = np.zeros(ncap)
+    n_fc = np.zeros(ncap)
+    n_best = np.full(ncap, -1, dtype=np.int64)
+    n_alive = np.zeros(ncap, dtype=np.bool_)
+    n_stack = np.zeros(ncap, dtype=np.int64)
+    nn = 0
+    ecap = 4096
+    e_tail = np.zeros(ecap, dtype=np.int64)
+    e_head = np.zeros(ecap, dtype=np.int64)
+    e_opt = np.zeros(ecap, dtype=np.int64)
+    e_score = np.zeros(ecap)
+    ne = 0
+    hcap = 4096
+    h_keys = np.zeros(hcap, dtype=np.uint64)
+    h_node = np.full(hcap, -1, dtype=np.int64)
+    hn = 0
+    scap = 64 if stack_size <= 0 else 2 * stack_size + 2
+    st_nodes = np.zeros((n + 1, scap), dtype=np.int64)
+    st_cnt = np.zeros(n + 1, dtype=np.int64)
+    st_thresh = np.full(n + 1, NEG_INF)
+
+    # the empty hypothesis
+    n_last_start[0] = -1
+    n_last_end[0] = -1
+    n_last_opt[0] = -1
+    scratch = np.zeros(M + 2, dtype=np.bool_)
+    for k in range(n_lm):
+        if lm_order[k] > 1:
+            n_ctx[0, k, 0] = lm_bos[k]
+            n_len[0, k] = 1
+            # the back-off of "<s>" as a context
+            ca = np.zeros(M + 1, dtype=np.int64)
+            ba = np.zeros(M + 1, dtype=np.float32)
+            cb = np.zeros(M + 1, dtype=np.int64)
+            bb = np.zeros(M + 1, dtype=np.float32)
+            lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0,
+                          ca, ba, 0, lm_bos[k], cb, bb, scratch)
+            n_bo[0, k, 0] = bb[0]
+    n_fc[0] = fct[0, n]
+    n_alive[0] = True
+    st_nodes[0, 0] = 0
+    st_cnt[0] = 1
+    nn = 1
+
+    new_cov = np.zeros(CW, dtype=np.uint64)
+    new_ctx = np.zeros((n_lm, M), dtype=np.int64)
+    new_bo = np.zeros((n_lm, M), dtype=np.float32)
+    new_len = np.zeros(n_lm, dtype=np.int64)
+    ca = np.zeros(M + 1, dtype=np.int64)
+    ba = np.zeros(M + 1, dtype=np.float32)
+    cb = np.zeros(M + 1, dtype=np.int64)
+    bb = np.zeros(M + 1, dtype=np.float32)
+    lm_ok = True
+    for k in range(n_lm):
+        if w_lm[k] < 0:
+            lm_ok = False  # the LM bound is an upper bound on the LM score, useless for w < 0
+
+    for s in range(n):
+        _prune(s, stack_size, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive)
+        for si in range(st_cnt[s]):
+            u = st_nodes[s, si]
+            if not n_alive[u]:
+                continue
+            cov = n_cov[u]
+            gap = _first_gap(cov, n)
+            u_end = n_last_end[u]
+            u_start = n_last_start[u]
+            u_opt = n_last_opt[u]
+            for start in range(gap, n):
+                if _covered(cov, start):
+                    continue
+                jump = start - (u_end + 1)
+                if jump < 0:
+                    jump = -jump
+                if dl >= 0 and jump > dl:
+                    continue
+                # the run of uncovered words containing ``start`` begins at ``lo``
+                lo = start
+                while lo > 0 and not _covered(cov, lo - 1):
+                    lo -= 1
+                for length in range(1, maxlen + 1):
+                    end = start + length  # exclusive
+                    if end > n or _covered(cov, end - 1):
+                        break
+                    cnt = span_cnt[start, length - 1]
+                    if cnt == 0:
+                        continue
+                    if dl >= 0 and start != gap:
+                        back = end - gap
+                        if back < 0:
+                            back = -back
+                        if back > dl:
+                            continue
+                    hi = end
+                    while hi < n and not _covered(cov, hi):
+                        hi += 1
+                    fc_new = n_fc[u] - fct[lo, hi] + fct[lo, start] + fct[end, hi]
+                    if start == u_end + 1:
+                        orient = 0
+                    elif end == u_start:
+                        orient = 1
+                    else:
+                        orient = 2
+                    base = n_score[u] - w_dist * jump
+                    if use_lr and u_opt >= 0:
+                        base += w_lr[3 + orient] * o_lr[u_opt, 3 + orient]
+                    for i in range(CW):
+                        new_cov[i] = cov[i]
+                    for i in range(start, end):
+                        new_cov[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+                    complete = end - start + s == n
+                    ns = s + end - start
+                    thresh = st_thresh[ns]
+                    first = span_first[start, length - 1]
+                    for o in range(first, first + cnt):
+                        if lm_ok and not complete and base + o_bound[o] + fc_new < thresh:
+                            break  # options are sorted by o_bound: none of the rest can survive
+                        sc = base + o_static[o]
+                        if use_lr:
+                            sc += w_lr[orient] * o_lr[o, orient]
+                        for k in range(n_lm):
+                            ln = n_len[u, k]
+                            for j in range(ln):
+                                ca[j] = n_ctx[u, k, j]
+                                ba[j] = n_bo[u, k, j]
+                            lmsum = 0.0
+                            for wi in range(o_woff[o], o_woff[o + 1]):
+                                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k],
+                                                       lm_order[k], 0, ca, ba, ln, lm_map[k, o_words[wi]], cb, bb,
+                                                       scratch)
+                                lmsum += lp
+                                ca, cb = cb, ca
+                                ba, bb = bb, ba
+                            if complete:
+                                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k],
+                                                       lm_order[k], 0, ca, ba, ln, lm_eos[k], cb, bb, scratch)
+                                lmsum += lp
+                                ca, cb = cb, ca
+                                ba, bb = bb, ba
+                            sc += w_lm[k] * lmsum
+                            new_len[k] = ln
+                            for j in range(ln):
+                                new_ctx[k, j] = ca[j]
+                                new_bo[k, j] = ba[j]
+                        if not complete and sc + fc_new < thresh:
+                            continue
+                        # ---- recombination key
+                        h = np.uint64(0x12345)
+                        for i in range(CW):
+                            h = _mix(h, np.int64(new_cov[i] & np.uint64(0x7FFFFFFFFFFFFFFF)))
+                            h = _mix(h, np.int64(new_cov[i] >> np.uint64(63)))
+                        if not complete:
+                            for k in range(n_lm):
+                                h = _mix(h, new_len[k])
+                                for j in range(new_len[k]):
+                                    h = _mix(h, new_ctx[k, j])
+                            h = _mix(h, end - 1)
+                            if use_lr:
+                                h = _mix(h, o)
+                        h |= np.uint64(1)
+                        hmask = np.uint64(hcap - 1)
+                        slot = h & hmask
+                        found = -1
+                        while h_keys[slot] != 0:
+                            if h_keys[slot] == h:
+                                v = h_node[slot]
+                                same = True
+                                for i in range(CW):
+                                    if n_cov[v, i] != new_cov[i]:
+                                        same = False
+                                if same and not complete:
+                                    if n_last_end[v] != end - 1 or (use_lr and n_last_opt[v] != o):
+                                        same = False
+                                    for k in range(n_lm):
+                                        if n_len[v, k] != new_len[k]:
+                                            same = False
+                                        else:
+                                            for j in range(new_len[k]):
+                                                if n_ctx[v, k, j] != new_ctx[k, j]:
+                                                    same = False
+                                if same:
+                                    found = v
+                                    break
+                            slot = (slot + np.uint64(1)) & hmask
+                        # ---- the edge
+                        if ne == ecap:
+                            ecap *= 2
+                            e_tail = _grow1(e_tail, ecap)
+                            e_head = _grow1(e_head, ecap)
+                            e_opt = _grow1(e_opt, ecap)
+                            e_score = _grow1(e_score, ecap)
+                        if found >= 0 and n_alive[found]:
+                            e_tail[ne] = u
+                            e_head[ne] = found
+                            e_opt[ne] = o
+                            e_score[ne] = sc
+                            if sc > n_score[found]:
+                                n_score[found] = sc
+                                n_best[found] = ne
+                                n_last_opt[found] = o
+                                n_last_start[found] = start
+                            ne += 1
+                            continue
+                        # ---- a new node
+                        if nn == ncap:
+                            ncap *= 2
+                            n_cov = _grow2(n_cov, ncap)
+                            n_last_start = _grow1(n_last_start, ncap)
+                            n_last_end = _grow1(n_last_end, ncap)
+                            n_last_opt = _grow1(n_last_opt, ncap)
+                            n_ctx = _grow3(n_ctx, ncap)
+                            n_bo = _grow3(n_bo, ncap)
+                            n_len = _grow2(n_len, ncap)
+                            n_score = _grow1(n_score, ncap)
+                            n_fc = _grow1(n_fc, ncap)
+                            n_best = _grow1(n_best, ncap)
+                            n_alive = _grow1(n_alive, ncap)
+                            n_stack = _grow1(n_stack, ncap)
+                        v = nn
+                        nn += 1
+                        for i in range(CW):
+                            n_cov[v, i] = new_cov[i]
+                        n_last_start[v] = start
+                        n_last_end[v] = end - 1
+                        n_last_opt[v] = o
+                        for k in range(n_lm):
+                            n_len[v, k] = new_len[k]
+                            for j in range(new_len[k]):
+                                n_ctx[v, k, j] = new_ctx[k, j]
+                                n_bo[v, k, j] = new_bo[k, j]
+                        n_score[v] = sc
+                        n_fc[v] = 0.0 if complete else fc_new
+                        n_best[v] = ne
+                        n_alive[v] = True
+                        n_stack[v] = ns
+                        e_tail[ne] = u
+                        e_head[ne] = v
+                        e_opt[ne] = o
+                        e_score[ne] = sc
+                        ne += 1
+                        if found >= 0:
+                            h_node[slot] = v  # replaces a pruned node with the same state
+                        else:
+                            h_keys[slot] = h
+                            h_node[slot] = v
+                            hn += 1
+                            if 2 * hn > hcap:
+                                old_keys = h_keys
+                                old_node = h_node
+                                hcap *= 2
+                                h_keys = np.zeros(hcap, dtype=np.uint64)
+                                h_node = np.full(hcap, -1, dtype=np.int64)
+                                hmask = np.uint64(hcap - 1)
+                                for i in range(old_keys.shape[0]):
+                                    if old_keys[i] != 0:
+                                        sl = old_keys[i] & hmask
+                                        while h_keys[sl] != 0:
+                                            sl = (sl + np.uint64(1)) & hmask
+                                        h_keys[sl] = old_keys[i]
+                                        h_node[sl] = old_node[i]
+                        # ---- into the stack
+                        if st_cnt[ns] == st_nodes.shape[1]:
+                            if stack_size > 0 and st_cnt[ns] >= 2 * stack_size:
+                                _prune(ns, stack_size, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive)
+                                thresh = st_thresh[ns]
+                            if st_cnt[ns] == st_nodes.shape[1]:
+                                grown = np.zeros((n + 1, 2 * st_nodes.shape[1]), dtype=np.int64)
+                                grown[:, : st_nodes.shape[1]] = st_nodes
+                                st_nodes = grown
+                        st_nodes[ns, st_cnt[ns]] = v
+                        st_cnt[ns] += 1
+    goal = -1
+    if n == 0:
+        goal = 0
+    else:
+        for i in range(st_cnt[n]):
+            if n_alive[st_nodes[n, i]]:
+                goal = st_nodes[n, i]
+    return (goal, nn, ne, n_score[:nn].copy(), n_best[:nn].copy(), n_alive[:nn].copy(), n_stack[:nn].copy(),
+            n_last_end[:nn].copy(), n_last_start[:nn].copy(), n_last_opt[:nn].copy(), n_ctx[:nn].copy(),
+            n_bo[:nn].copy(), n_len[:nn].copy(), e_tail[:ne].copy(), e_head[:ne].copy(), e_opt[:ne].copy(),
+            e_score[:ne].copy())
