@@ -13,6 +13,10 @@ TUNERS: dict[str, str] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
     # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
+    "sgd": "smtlib.tuners.sgd:PairwiseSGD",
+    "mixsgd": "smtlib.tuners.sgd:MixSGD",
+    "itermixsgd": "smtlib.tuners.sgd:IterMixSGD",
+    "iterselsgd": "smtlib.tuners.sgd:IterSelSGD",
 }
 
 
