@@ -16,9 +16,10 @@ it occurs in the reference where it occurs most often. The ``closest`` rule pick
 length nearest the hypothesis length, the shorter one on ties (sacrebleu, Moses ``--closest``);
 ``shortest`` is the IBM/NIST rule; ``average`` is Moses's ``--average``.
 
-Speed: tokens become integer ids (pandas.factorize), n-grams are packed exactly into 64-bit keys
-(16 bits per token; when a corpus has 65,535 types or more, ids are renumbered per sentence, where
-they always fit), and a numba kernel counts clipped matches with sorted arrays per sentence.
+Speed (see :mod:`smtlib.bleu._kernels`): tokens become integer ids in a compiled interner, n-grams
+are packed exactly into 64-bit keys (16 bits per token; when a corpus has 65,535 types or more,
+ids are renumbered per sentence, where they fit), and a compiled kernel counts clipped matches
+with a hash table of reference n-grams per sentence.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ import dataclasses
 import functools
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 import pandas as pd
 
+from smtlib.bleu._kernels import has_other_whitespace, intern_tokens, stats_kernel
 from smtlib.errors import InputError
 
 NGRAM_ORDER = 4
@@ -93,12 +94,26 @@ def preprocess(segments: Sequence[str], settings: BleuSettings) -> list[str]:
     return [tok(s.rstrip()) for s in segments]
 
 
-def _token_arrays(segments: list[str], codes: dict | None = None) -> tuple[list[list[str]], np.ndarray]:
-    split = [s.split() for s in segments]
-    lengths = np.fromiter((len(t) for t in split), dtype=np.int64, count=len(split))
+def token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer ids (from 1) of the whitespace-separated tokens of ``texts``, exactly.
+
+    Returns ``(ids, offsets, n_types)``: tokens of text i are ``ids[offsets[i]:offsets[i+1]]``.
+    Uses the compiled interner on UTF-8 bytes when only spaces separate tokens (always so for
+    k-best hypotheses, which the reader normalises), else ``str.split`` and pandas.factorize.
+    """
+    joined = "\n".join(texts)
+    if joined.count("\n") == max(len(texts) - 1, 0):
+        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
+        if not has_other_whitespace(data):
+            return intern_tokens(data, len(texts))
+    split = [t.split() for t in texts]
     offsets = np.zeros(len(split) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return split, offsets
+    np.cumsum([len(t) for t in split], out=offsets[1:])
+    flat = [tok for toks in split for tok in toks]
+    if not flat:
+        return np.zeros(0, dtype=np.int64), offsets, 0
+    codes, uniques = pd.factorize(np.array(flat, dtype=object), sort=False)
+    return codes.astype(np.int64) + 1, offsets, len(uniques)
 
 
 def compute_stats(
@@ -141,20 +156,18 @@ def compute_stats(
     hyp_text = preprocess(hypotheses, settings)
     # References interleaved: reference r of sentence s is segment s * n_refs + r.
     ref_text = preprocess([references[r][s] for s in range(n_sent) for r in range(n_refs)], settings)
-    hyp_tokens, hyp_offsets = _token_arrays(hyp_text)
-    ref_tokens, ref_offsets = _token_arrays(ref_text)
-    flat = [tok for toks in hyp_tokens for tok in toks] + [tok for toks in ref_tokens for tok in toks]
-    codes, uniques = pd.factorize(pd.array(flat, dtype=object) if flat else np.array([], dtype=object), sort=False)
-    codes = codes.astype(np.int64) + 1  # 0 is never a token: keeps packed keys of different lengths apart
-    n_hyp_tok = int(hyp_offsets[-1])
-    hyp_ids = codes[:n_hyp_tok]
-    ref_ids = codes[n_hyp_tok:]
+    ids, offsets, n_types = token_ids(hyp_text + ref_text)
+    n_hyp = len(hyp_text)
+    hyp_offsets = offsets[: n_hyp + 1]
+    ref_offsets = offsets[n_hyp:] - offsets[n_hyp]
+    hyp_ids = ids[: offsets[n_hyp]]
+    ref_ids = ids[offsets[n_hyp] :]
     # Hypotheses grouped by sentence for the kernel; results put back in input order.
     order = np.argsort(sentence_ids, kind="stable")
     sent_offsets = np.zeros(n_sent + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentence_ids, minlength=n_sent), out=sent_offsets[1:])
-    renumber = len(uniques) >= 65535
-    stats_sorted = _stats_kernel(
+    renumber = n_types >= 65535  # ids must fit in 16 bits to pack 4-grams exactly
+    stats_sorted = stats_kernel(
         hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, _RULE_CODE[settings.ref_length], renumber
     )
     stats = np.empty_like(stats_sorted)
@@ -162,135 +175,3 @@ def compute_stats(
     return stats
 
 
-@numba.njit(cache=True)
-def _pack(tokens: np.ndarray, start: int, n: int) -> np.int64:
-    key = np.int64(0)
-    for j in range(n):
-        key = (key << np.int64(16)) | np.int64(tokens[start + j])
-    return key
-
-
-@numba.njit(cache=True)
-def _ngram_keys(tokens: np.ndarray, n: int) -> np.ndarray:
-    count = max(len(tokens) - n + 1, 0)
-    keys = np.empty(count, dtype=np.int64)
-    for i in range(count):
-        keys[i] = _pack(tokens, i, n)
-    return keys
-
-
-@numba.njit(cache=True)
-def _count_sorted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unique keys of a sorted array and their counts."""
-    n = len(keys)
-    uniq = np.empty(n, dtype=np.int64)
-    counts = np.empty(n, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if m > 0 and uniq[m - 1] == keys[i]:
-            counts[m - 1] += 1
-        else:
-            uniq[m] = keys[i]
-            counts[m] = 1
-            m += 1
-    return uniq[:m], counts[:m]
-
-
-@numba.njit(cache=True)
-def _stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, rule, renumber):
-    n_hyp = len(order)
-    n_sent = len(sent_offsets) - 1
-    out = np.zeros((n_hyp, 10), dtype=np.float64)
-    for s in range(n_sent):
-        lo, hi = sent_offsets[s], sent_offsets[s + 1]
-        if lo == hi:
-            continue
-        ref_lo = ref_offsets[s * n_refs]
-        ref_hi = ref_offsets[(s + 1) * n_refs]
-        # Local vocabulary when global ids would not fit in 16 bits.
-        local = np.empty(0, dtype=np.int64)
-        if renumber:
-            total = ref_hi - ref_lo
-            for k in range(lo, hi):
-                h = order[k]
-                total += hyp_offsets[h + 1] - hyp_offsets[h]
-            pool = np.empty(total, dtype=np.int64)
-            p = 0
-            for t in range(ref_lo, ref_hi):
-                pool[p] = ref_ids[t]
-                p += 1
-            for k in range(lo, hi):
-                h = order[k]
-                for t in range(hyp_offsets[h], hyp_offsets[h + 1]):
-                    pool[p] = hyp_ids[t]
-                    p += 1
-            local = np.unique(pool)
-            if len(local) >= 65535:
-                raise ValueError("more than 65,534 distinct tokens in one sentence's hypotheses and references")
-        # Reference n-gram counts, max over references, per order.
-        ref_lens = np.empty(n_refs, dtype=np.int64)
-        ref_keys = []
-        ref_counts = []
-        for n in range(1, 5):
-            all_keys = np.empty(0, dtype=np.int64)
-            all_counts = np.empty(0, dtype=np.int64)
-            for r in range(n_refs):
-                a, b = ref_offsets[s * n_refs + r], ref_offsets[s * n_refs + r + 1]
-                toks = ref_ids[a:b]
-                if renumber:
-                    toks = np.searchsorted(local, toks) + 1
-                ref_lens[r] = b - a
-                keys = np.sort(_ngram_keys(toks, n))
-                u, c = _count_sorted(keys)
-                all_keys = np.concatenate((all_keys, u))
-                all_counts = np.concatenate((all_counts, c))
-            idx = np.argsort(all_keys, kind="mergesort")
-            sk = all_keys[idx]
-            sc = all_counts[idx]
-            m = 0
-            uk = np.empty(len(sk), dtype=np.int64)
-            uc = np.empty(len(sk), dtype=np.int64)
-            for i in range(len(sk)):
-                if m > 0 and uk[m - 1] == sk[i]:
-                    if sc[i] > uc[m - 1]:
-                        uc[m - 1] = sc[i]
-                else:
-                    uk[m] = sk[i]
-                    uc[m] = sc[i]
-                    m += 1
-            ref_keys.append(uk[:m])
-            ref_counts.append(uc[:m])
-        for k in range(lo, hi):
-            h = order[k]
-            toks = hyp_ids[hyp_offsets[h] : hyp_offsets[h + 1]]
-            if renumber:
-                toks = np.searchsorted(local, toks) + 1
-            hyp_len = len(toks)
-            out[k, 0] = hyp_len
-            # Effective reference length.
-            if rule == 0:
-                best = ref_lens[0]
-                for r in range(1, n_refs):
-                    d_new = abs(hyp_len - ref_lens[r])
-                    d_old = abs(hyp_len - best)
-                    if d_new < d_old or (d_new == d_old and ref_lens[r] < best):
-                        best = ref_lens[r]
-                out[k, 1] = best
-            elif rule == 1:
-                out[k, 1] = ref_lens.min()
-            else:
-                out[k, 1] = ref_lens.sum() / n_refs
-            for n in range(1, 5):
-                keys = np.sort(_ngram_keys(toks, n))
-                out[k, 5 + n] = len(keys)
-                u, c = _count_sorted(keys)
-                rk = ref_keys[n - 1]
-                rc = ref_counts[n - 1]
-                matched = 0
-                if len(rk) > 0:
-                    pos = np.searchsorted(rk, u)
-                    for i in range(len(u)):
-                        if pos[i] < len(rk) and rk[pos[i]] == u[i]:
-                            matched += min(c[i], rc[pos[i]])
-                out[k, 1 + n] = matched
-    return out

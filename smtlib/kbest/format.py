@@ -9,7 +9,9 @@ alignment, segmentation), which are kept verbatim. The features field holds, in 
   (``d_0`` ... ``w_0``);
 * Moses sparse features ``name= v``: one value and a name containing ``_`` (Moses's own rule in
   ``mert/Data.cpp``), kept under their own name (``WT_ovat~have``);
-* Joshua's ``name=value`` tokens, one feature each, kept under their own name (``tm_pt_0``).
+* Joshua's ``name=value`` tokens, one feature each, kept under their own name (``tm_pt_0``);
+* Z-MERT's unlabeled values (a field of numbers only), read as one group named ``F``
+  (``F_0``, ``F_1`` ...), in the order of Z-MERT's params.txt.
 
 Ids are 0-based sentence numbers. Dense values are stored in a matrix, sparse ones in a CSR matrix.
 """
@@ -22,6 +24,7 @@ import math
 from smtlib.errors import InputError
 
 SEPARATOR = "|||"
+UNLABELED = "F"  #: group name for Z-MERT's unlabeled feature values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +105,12 @@ def parse_features(field: str, path=None, lineno=None) -> tuple[tuple[FeatureGro
             groups.append(FeatureGroup(label, len(values), style))
             dense.extend(values)
 
-    for token in field.split():
+    tokens = field.split()
+    if tokens and not any(t[-1] in "=:" or "=" in t for t in tokens):
+        # Z-MERT candidate files: values only, named by position.
+        values = [_number(t, path, lineno) for t in tokens]
+        return (FeatureGroup(UNLABELED, len(values), "="),), tuple(values), ()
+    for token in tokens:
         last = token[-1]
         if last == "=" or last == ":":
             close()

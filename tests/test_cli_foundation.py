@@ -1,0 +1,138 @@
+"""The foundation commands end to end: bleu, kbest, rerank, weights; exit status 2 on bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+import sacrebleu
+
+from smtlib.weights import read_weights
+
+REFS = ["The cat sat on the mat .", "A dog runs in the park !", "Hello world"]
+HYPS = ["The cat sat on a mat .", "a dog is running in the park", ""]
+
+
+@pytest.fixture
+def files(tmp_path):
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    nbest = tmp_path / "k.nbest"
+    nbest.write_text(
+        "0 ||| the cat sat on the mat . ||| LM0= -1 TM0= -2 ||| 0\n"
+        "0 ||| the cat on mat ||| LM0= -3 TM0= 0 ||| 0\n"
+        "2 ||| hello world ||| LM0= -1 TM0= -1 s_x= 1 ||| 0\n",
+        encoding="utf-8",
+    )
+    return tmp_path, ref, hyp, nbest
+
+
+def test_bleu_json_equals_sacrebleu(cli, files):
+    _, ref, hyp, _ = files
+    result = cli("bleu", "--refs", ref, "--hyps", hyp)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score, abs=1e-9)
+    assert data["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
+    result = cli("bleu", "--refs", ref, ref, "--hyps", hyp, "--lowercase", "--tokenize", "none", "--score-only")
+    expected = sacrebleu.corpus_bleu(HYPS, [REFS, REFS], lowercase=True, tokenize="none").score
+    assert float(result.stdout) == pytest.approx(expected, abs=1e-4)
+
+
+def test_bleu_from_stdin_and_sentence_mode(cli, files):
+    _, ref, hyp, _ = files
+    result = cli("bleu", "--refs", ref, input="\n".join(HYPS) + "\n", )
+    assert result.returncode == 0, result.stderr
+    result = cli("bleu", "--refs", ref, "--hyps", hyp, "--sentence", "--variant", "exp", "--tokenize", "13a")
+    scores = [float(x) for x in result.stdout.split()]
+    expected = [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(HYPS, REFS, strict=True)]
+    assert scores == pytest.approx(expected, abs=1e-5)
+    assert "bleu-variant:exp" in result.stderr
+    listing = cli("bleu", "--list-variants").stdout
+    for name in ("bleu+1", "moses-smoothed", "liang-interpolated", "pseudo-doc", "floor", "add-k", "exp", "none"):
+        assert name in listing
+
+
+def test_bleu_bad_input(cli, files):
+    tmp, ref, hyp, _ = files
+    short = tmp / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    result = cli("bleu", "--refs", ref, "--hyps", short)
+    assert result.returncode == 2 and "short.txt" in result.stderr and "lines" in result.stderr
+    empty = tmp / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    result = cli("bleu", "--refs", empty, "--hyps", hyp)
+    assert result.returncode == 2 and "empty" in result.stderr
+    result = cli("bleu", "--refs", tmp / "missing.txt", "--hyps", hyp)
+    assert result.returncode == 2 and "not found" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_kbest_merge_convert_stats(cli, files):
+    tmp, ref, _, nbest = files
+    out = tmp / "merged.nbest.gz"
+    result = cli("kbest", "merge", "--out", out, nbest, nbest)
+    assert result.returncode == 0, result.stderr
+    lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
+    assert len(lines) == 3 and lines[2].startswith("2 ||| hello world ||| LM0= -1 TM0= -1 s_x= 1")
+    old = tmp / "old.nbest"
+    old.write_text("0 ||| a b ||| d: 1 2 lm: -3 ||| 1\n", encoding="utf-8")
+    assert cli("kbest", "convert", old, "--out", tmp / "new.nbest").returncode == 0
+    assert (tmp / "new.nbest").read_text().startswith("0 ||| a b ||| d= 1 2 lm= -3 ||| 1")
+    stats = json.loads(cli("kbest", "stats", nbest, "--refs", ref, "--lowercase").stdout)
+    assert stats["hypotheses"] == 3 and stats["sentences"] == 2 and stats["sparse_features"] == 1
+    assert stats["bleu_oracle"] >= stats["bleu_1best_by_total"]
+
+
+def test_rerank_one_line_per_id(cli, files):
+    tmp, ref, _, nbest = files
+    weights = tmp / "w.txt"
+    weights.write_text("# comment\nLM0_0 1\nTM0_0 1\n", encoding="utf-8")
+    result = cli("rerank", "--kbest", nbest, "--weights", weights)
+    assert result.stdout.split("\n")[:3] == ["the cat sat on the mat .", "", "hello world"]
+    weights.write_text("LM0_0 0\nTM0_0 1\n", encoding="utf-8")
+    result = cli("rerank", "--kbest", nbest, "--weights", weights, "--out", tmp / "best.txt", "--refs", ref, "--lowercase")
+    assert (tmp / "best.txt").read_text().split("\n")[0] == "the cat on mat"
+    assert "BLEU =" in result.stderr
+
+
+def test_bad_kbest_leaves_no_output(cli, files):
+    tmp, _, _, nbest = files
+    bad = tmp / "bad.nbest"
+    bad.write_text("0 ||| a ||| LM0= 1 ||| 0\n0 ||| b ||| LM0= nan ||| 0\n", encoding="utf-8")
+    out = tmp / "out.nbest"
+    result = cli("kbest", "merge", "--out", out, nbest, bad)
+    assert result.returncode == 2
+    assert "bad.nbest:2" in result.stderr and "not finite" in result.stderr
+    assert not out.exists() and not list(tmp.glob(".tmp-*"))
+
+
+def test_weights_moses_ini_round_trip(cli, tmp_path):
+    weights = tmp_path / "w.txt"
+    weights.write_text("LM0_0 0.5\nTranslationModel0_0 0.2\nTranslationModel0_1 0.3\nWT_a~b 0.01\nd_0 1\n", encoding="utf-8")
+    ini = tmp_path / "moses.ini"
+    ini.write_text("[feature]\nLM0 order=4\n\n[weight]\nLM0= 1\n", encoding="utf-8")
+    result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp_path / "new.ini")
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "new.ini").read_text()
+    assert "[feature]\nLM0 order=4" in text and "TranslationModel0= 0.2 0.3" in text and "LM0= 1\n" not in text
+    assert cli("weights", "from-moses-ini", tmp_path / "new.ini", "--out", tmp_path / "back.txt").returncode == 0
+    assert read_weights(tmp_path / "back.txt") == read_weights(weights)
+
+
+def test_bad_weights_file(cli, files):
+    tmp, _, _, nbest = files
+    weights = tmp / "w.txt"
+    weights.write_text("LM0_0 1 2\n", encoding="utf-8")
+    result = cli("rerank", "--kbest", nbest, "--weights", weights)
+    assert result.returncode == 2 and "w.txt:1" in result.stderr
+
+
+def test_help_and_unknown_command(cli):
+    assert cli("--help").returncode == 0
+    assert cli("bleu", "--help").returncode == 0
+    assert cli("no-such-command").returncode == 2
+    assert cli("tune", "no-such-method", "--kbest", "x").returncode == 2
