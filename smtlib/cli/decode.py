@@ -1,0 +1,63 @@
+"""Translate with a phrase-based model (``smtlib train``'s model directory): 1-best, k-best lists, lattices.
+
+Stack decoding as in Moses (future costs, distortion limit, histogram pruning, recombination); the
+k-best list is in Moses n-best format with 0-based sentence ids, each line's total equal to ``w . h``
+of its features; the lattice file format is documented in ``smtlib.decoder.lattice``.
+
+Example::
+
+    smtlib decode --model models/fr-en-medium --weights w.txt --input dev.fr \\
+        --kbest dev.kbest.gz --k 100 --lattice dev.lattice.gz --jobs 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from smtlib.decoder.decoder import DecoderConfig
+
+HELP = "translate with a phrase-based model: 1-best, k-best and lattices"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model directory (with model.yaml)")
+    parser.add_argument("--weights", required=True, help="weights file (NAME_k value per line)")
+    parser.add_argument("--input", default="-", help="source text, one sentence per line (default: stdin)")
+    parser.add_argument("--output", help="1-best translations (default: stdout when no --kbest is given)")
+    parser.add_argument("--kbest", help="k-best list output (Moses n-best format, .gz to compress)")
+    parser.add_argument("--k", type=int, default=100, help="k-best list size (default 100)")
+    parser.add_argument("--lattice", help="search-graph lattice output (.gz to compress)")
+    parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
+    parser.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit, 0 = none (default 100)")
+    parser.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
+    parser.add_argument("--table-limit", type=int, default=20, help="options per source phrase, 0 = all (default 20)")
+    parser.add_argument("--nbest-factor", type=int, default=20,
+                        help="examine at most k*factor derivations for k distinct translations (default 20)")
+    parser.add_argument("--non-distinct", action="store_true", help="k-best over derivations, duplicates allowed")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="a dense feature missing from the weights file gets weight 0 instead of an error")
+    parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from smtlib.decoder.driver import decode_file
+    from smtlib.errors import InputError
+
+    if args.k < 1:
+        raise InputError(f"--k must be at least 1, got {args.k}")
+    if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1:
+        raise InputError("--stack-size and --table-limit must be >= 0, --nbest-factor >= 1")
+    config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
+                           table_limit=args.table_limit, k=args.k, distinct=not args.non_distinct,
+                           nbest_factor=args.nbest_factor)
+    output = args.output
+    if output is None and args.kbest is None:
+        output = "-"
+    stats = decode_file(args.model, args.weights, args.input, kbest_out=args.kbest, output=output,
+                        lattice_out=args.lattice, config=config, jobs=args.jobs, allow_missing=args.allow_missing,
+                        progress=not args.quiet)
+    if not args.quiet:
+        print(f"decode: {stats.sentences} sentences in {stats.seconds:.1f} s ({stats.rate:.1f} sent/s), "
+              f"model loaded in {stats.load_seconds:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,151 @@
+"""Decoding a whole file, in one process or several, with a progress line.
+
+The model is loaded (filtered to the input's source phrases) once, in the parent process; worker
+processes are forked from it, so each has the model without reading it again and the large arrays
+are shared copy-on-write. Sentences are handed out in small chunks and results are collected in
+input order, and decoding a sentence depends on nothing but the sentence, the model and the
+weights, so the output is byte-identical for any number of processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO
+
+from smtlib.decoder.decoder import Decoder, DecoderConfig, format_kbest_line
+from smtlib.decoder.lattice import lattice_header, write_lattice
+from smtlib.decoder.model import load_model
+from smtlib.errors import InputError
+from smtlib.io import atomic_output, read_lines
+from smtlib.weights import read_weights
+
+_DECODER: Decoder | None = None  # the worker's decoder (set before forking)
+_WANT: tuple[int, bool] = (0, False)
+
+
+@dataclasses.dataclass
+class DecodeStats:
+    sentences: int
+    seconds: float  #: decoding time, model loading excluded
+    load_seconds: float
+    nodes: int
+    edges: int
+
+    @property
+    def rate(self) -> float:
+        return self.sentences / self.seconds if self.seconds > 0 else float("inf")
+
+
+def _decode_one(item: tuple[int, str]) -> tuple[str, str, str, int, int]:
+    """Decode one sentence in a worker: (1-best, k-best block, lattice block, nodes, edges)."""
+    import io
+
+    sent_id, line = item
+    k, want_lattice = _WANT
+    dec = _DECODER
+    res = dec.decode(line, sent_id, kbest=k, lattice=want_lattice)
+    groups = dec.model.layout.groups
+    kb = "".join(format_kbest_line(sent_id, hyp, h, sp, tot, groups) + "\n" for hyp, h, sp, tot in res.kbest)
+    lat = ""
+    if want_lattice and res.lattice is not None:
+        buf = io.StringIO()
+        write_lattice(buf, res.lattice)
+        lat = buf.getvalue()
+    return res.best, kb, lat, res.n_nodes, res.n_edges
+
+
+def _results(lines: list[str], jobs: int, chunksize: int) -> Iterator[tuple[str, str, str, int, int]]:
+    items = list(enumerate(lines))
+    if jobs <= 1 or len(items) <= 1:
+        yield from map(_decode_one, items)
+        return
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(jobs) as pool:
+        yield from pool.imap(_decode_one, items, chunksize=chunksize)
+
+
+class Progress:
+    """A progress line on stderr: sentences done and rate, at most every ``interval`` seconds."""
+
+    def __init__(self, total: int, stream: IO[str] | None = None, interval: float = 5.0, enabled: bool = True):
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.interval = interval
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.last = self.start
+
+    def update(self, done: int) -> None:
+        now = time.perf_counter()
+        if self.enabled and (now - self.last >= self.interval):
+            self.last = now
+            self._print(done, now)
+
+    def finish(self, done: int) -> None:
+        if self.enabled:
+            self._print(done, time.perf_counter())
+
+    def _print(self, done: int, now: float) -> None:
+        rate = done / max(now - self.start, 1e-9)
+        print(f"decode: {done}/{self.total} sentences, {rate:.1f} sent/s", file=self.stream, flush=True)
+
+
+def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, input_path: str | os.PathLike, *,
+                kbest_out: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
+                lattice_out: str | os.PathLike | None = None, config: DecoderConfig | None = None,
+                jobs: int = 1, allow_missing: bool = False, progress: bool = True,
+                chunksize: int = 4) -> DecodeStats:
+    """Translate every line of ``input_path``; write 1-best, k-best and lattice files (all atomic).
+
+    Raises
+    ------
+    InputError
+        On a bad model directory, weights file or input file.
+    """
+    global _DECODER, _WANT
+    config = config or DecoderConfig()
+    if jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {jobs}")
+    t0 = time.perf_counter()
+    lines = read_lines(input_path, what="input", allow_empty=True)
+    from smtlib.system.modeldir import read_model_spec
+
+    spec = read_model_spec(model_dir)
+    lower = spec.lowercase
+    tokenized = [(line.lower() if lower else line).split() for line in lines]
+    model = load_model(model_dir, tokenized)
+    weights = model.read_weights(read_weights(weights_path), path=weights_path, allow_missing=allow_missing)
+    decoder = Decoder(model, weights, config)
+    _DECODER = decoder
+    _WANT = (config.k if kbest_out is not None else 1, lattice_out is not None)
+    load_seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    nodes = edges = 0
+    prog = Progress(len(lines), enabled=progress)
+    with contextlib.ExitStack() as stack:
+        out_best = stack.enter_context(atomic_output(output)) if output is not None else None
+        out_kb = stack.enter_context(atomic_output(kbest_out)) if kbest_out is not None else None
+        out_lat = stack.enter_context(atomic_output(lattice_out)) if lattice_out is not None else None
+        if out_lat is not None:
+            out_lat.write(lattice_header(list(model.layout.names)))
+        done = 0
+        for best, kb, lat, nn, ne in _results(lines, jobs, chunksize):
+            if out_best is not None:
+                out_best.write(best + "\n")
+            if out_kb is not None:
+                out_kb.write(kb)
+            if out_lat is not None:
+                out_lat.write(lat)
+            nodes += nn
+            edges += ne
+            done += 1
+            prog.update(done)
+        prog.finish(done)
+    _DECODER = None
+    return DecodeStats(len(lines), time.perf_counter() - t1, load_seconds, nodes, edges)
