@@ -8,7 +8,7 @@ The learner (§4) is the perceptron for pairwise ranking: for a preference pair 
 vector x̄ = x⁽¹⁾ − x⁽²⁾ (x⁽¹⁾ the better translation) the loss is l(w) = (−⟨w, x̄⟩)₊, whose
 subgradient step is w ← w + η x̄ when ⟨w, x̄⟩ ≤ 0. Pairs are multipartite (§5.1, Figure 3): a
 sentence's hypotheses are sorted by smoothed sentence BLEU (Liang et al. 2006, ``liang-interpolated``,
-as the paper says; any named variant can be set with ``bleu=``) and split into the top 10 % (HI),
+as the paper says; any named variant can be set with ``sentence_bleu=``) and split into the top 10 % (HI),
 the middle 80 % (MID) and the bottom 10 % (LOW); pairs are HI-MID, HI-LOW and MID-LOW, never within
 a level. Defaults: η = 1e-4, T = 10 epochs, start at the zero vector (§5.2).
 
@@ -212,7 +212,7 @@ _COMMON_DEFAULTS: dict[str, Any] = {
     "epochs": 10,  # T (§5.2: "run for 10 epochs")
     "eta": 1e-4,  # learning rate (§5.2)
     "hi_lo": 0.1,  # size of the HI and LOW levels (§5.1: top 10 %, bottom 10 %)
-    "bleu": "liang-interpolated",  # smoothed sentence BLEU of Liang et al. (2006a), §4
+    "sentence_bleu": "liang-interpolated",  # smoothed sentence BLEU of Liang et al. (2006a), §4
     "margin": 0.0,  # 0 = perceptron; > 0 also updates correctly ranked pairs closer than this
     "start": "zero",  # §5.2: "started at zero weight vector"; 'init' starts from the given weights
     "select": "avg",  # 'avg' = average of the end-of-epoch weights (Algorithm 1), 'last'
@@ -224,7 +224,7 @@ class _Prepared:
 
     def __init__(self, pool: KBestPool, bleu_name: str, hi_lo: float) -> None:
         if bleu_name == "pseudo-doc":
-            raise InputError("bleu=pseudo-doc needs a running background; choose a sentence-level variant")
+            raise InputError("sentence_bleu=pseudo-doc needs a running background; choose a sentence-level variant")
         variant = get_variant(bleu_name)
         self.bleu_signature = variant.signature()
         bleu = np.asarray(variant.score(pool.stats), dtype=np.float64)
@@ -319,7 +319,7 @@ class _PairwiseSGD(Tuner):
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         self._check_params()
         p = self.params
-        prepared = _Prepared(pool, p["bleu"], p["hi_lo"])
+        prepared = _Prepared(pool, p["sentence_bleu"], p["hi_lo"])
         eta, margin, epochs = float(p["eta"]), float(p["margin"]), int(p["epochs"])
         start = init.astype(np.float64) if p["start"] == "init" else np.zeros(prepared.dim)
         shards = self._shards(prepared.trainable)
@@ -418,7 +418,7 @@ class PairwiseSGD(_PairwiseSGD):
     w += η (h_better − h_worse) on every pair with ⟨w, x̄⟩ ≤ 0, η = 1e-4, 10 epochs, from the zero
     vector, returning the average of the weights at the end of each epoch (§4, §5.1-5.2).
 
-    Hyper-parameters: ``epochs``, ``eta``, ``hi_lo``, ``bleu`` (sentence-BLEU variant), ``margin``,
+    Hyper-parameters: ``epochs``, ``eta``, ``hi_lo``, ``sentence_bleu`` (variant name), ``margin``,
     ``start`` (zero|init), ``select`` (avg|last). See :mod:`smtlib.tuners.sgd` for the deviations.
     """
 
