@@ -11,7 +11,16 @@ from smtlib.errors import InputError
 
 TUNERS: dict[str, str] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
+    "mert": "smtlib.tuners.mert:Mert",
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
+    "mr": "smtlib.tuners.mr:MinimumRisk",
+    "svm": "smtlib.tuners.svm:LatentSVM",
+    "cmira": "smtlib.tuners.cmira:CorpusMira",
+    "softmax": "smtlib.tuners.softmax:SoftmaxLoss",
+    "perceptron": "smtlib.tuners.perceptron:AveragedPerceptron",
+    "arow": "smtlib.tuners.arow:Arow",
+    "linreg": "smtlib.tuners.linreg:LinearRegression",
+    "xbleu": "smtlib.tuners.xbleu:ExpectedBleu",
     # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
     "sgd": "smtlib.tuners.sgd:PairwiseSGD",
     "mixsgd": "smtlib.tuners.sgd:MixSGD",

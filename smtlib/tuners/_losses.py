@@ -1,0 +1,286 @@
+"""Shared pieces of the group-B tuners (MR, latent SVM, c-MIRA, softmax, perceptron, AROW, linreg, xBLEU).
+
+* :class:`Features`: the pool's dense block and sparse CSR block side by side, never joined, so
+  that memory stays proportional to the non-zeros; matrix-vector products in both directions, and
+  the raw arrays for the numba kernels below.
+* numba kernels on single rows (``row_dot``, ``add_row``, ``row_diff_sq``) used by the online
+  tuners, which visit one sentence at a time.
+* sentence-level BLEU of every hypothesis, oracle sets (ties kept), per-sentence argmax with ties
+  to the first row, the 1-best corpus BLEU of a weight vector.
+* :func:`pool_from_arrays` and :func:`synthetic_pool`: pools built from arrays (tests, benchmarks).
+
+Everything here is deterministic; the random ones take a ``numpy.random.Generator``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from smtlib.bleu.corpus import corpus_bleu_from_stats
+from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, STATS_WIDTH, TOTALS
+from smtlib.bleu.variants import get_variant
+from smtlib.kbest.format import FeatureGroup
+from smtlib.kbest.pool import KBestPool
+
+
+class Features:
+    """The features of a pool as a dense ``(N, D)`` block and a sorted CSR ``(N, F)`` block.
+
+    Weight vectors have ``D + F`` entries in ``pool.feature_names`` order. The pool is not
+    modified: a CSR block with unsorted indices is copied before sorting.
+    """
+
+    def __init__(self, pool: KBestPool) -> None:
+        self.dense = np.ascontiguousarray(pool.dense, dtype=np.float64)
+        sparse = pool.sparse
+        if not isinstance(sparse, sp.csr_matrix) or sparse.dtype != np.float64:
+            sparse = sp.csr_matrix(sparse, dtype=np.float64)
+        if not sparse.has_sorted_indices:
+            sparse = sparse.copy()
+            sparse.sort_indices()
+        self.sparse = sparse
+        self.n_rows = self.dense.shape[0]
+        self.n_dense = self.dense.shape[1]
+        self.n_sparse = sparse.shape[1]
+        self.dim = self.n_dense + self.n_sparse
+        # numba wants concrete arrays; these are views of the CSR arrays, not copies
+        self.indptr = sparse.indptr
+        self.indices = sparse.indices
+        self.data = sparse.data
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(dense, indptr, indices, data)`` for the numba row kernels."""
+        return self.dense, self.indptr, self.indices, self.data
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        """(N,) model scores ``h(e) · w``."""
+        out = self.dense @ w[: self.n_dense]
+        if self.n_sparse:
+            out = out + self.sparse @ w[self.n_dense :]
+        return out
+
+    def rmatvec(self, u: np.ndarray) -> np.ndarray:
+        """(D+F,) ``sum_e u(e) h(e)``, i.e. ``X^T u``."""
+        out = np.empty(self.dim)
+        out[: self.n_dense] = self.dense.T @ u
+        if self.n_sparse:
+            out[self.n_dense :] = self.sparse.T @ u
+        return out
+
+    def row_sum(self, rows: np.ndarray, coef: np.ndarray | float = 1.0) -> np.ndarray:
+        """(D+F,) ``sum_k coef_k h(rows_k)`` touching only the selected rows."""
+        rows = np.asarray(rows, dtype=np.int64)
+        coef = np.broadcast_to(np.asarray(coef, dtype=np.float64), rows.shape)
+        out = np.zeros(self.dim)
+        if len(rows) == 0:
+            return out
+        out[: self.n_dense] = coef @ self.dense[rows]
+        if self.n_sparse:
+            out[self.n_dense :] = self.sparse[rows].T @ coef
+        return out
+
+    def sq_norms(self) -> np.ndarray:
+        """(N,) squared Euclidean norm of every row."""
+        out = np.einsum("ij,ij->i", self.dense, self.dense)
+        if self.n_sparse:
+            out = out + np.asarray(self.sparse.multiply(self.sparse).sum(axis=1)).ravel()
+        return out
+
+
+# -- numba row kernels ------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def row_dot(dense, indptr, indices, data, r, w):
+    """h(r) · w for row ``r`` (dense block then sparse block)."""
+    d = dense.shape[1]
+    total = 0.0
+    for j in range(d):
+        total += dense[r, j] * w[j]
+    for k in range(indptr[r], indptr[r + 1]):
+        total += data[k] * w[d + indices[k]]
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def add_row(dense, indptr, indices, data, r, scale, w):
+    """w += scale * h(r), in place."""
+    d = dense.shape[1]
+    for j in range(d):
+        w[j] += scale * dense[r, j]
+    for k in range(indptr[r], indptr[r + 1]):
+        w[d + indices[k]] += scale * data[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def row_diff_sq(dense, indptr, indices, data, a, b):
+    """||h(a) - h(b)||² (sparse indices sorted within each row)."""
+    d = dense.shape[1]
+    total = 0.0
+    for j in range(d):
+        x = dense[a, j] - dense[b, j]
+        total += x * x
+    ka, ea = indptr[a], indptr[a + 1]
+    kb, eb = indptr[b], indptr[b + 1]
+    while ka < ea or kb < eb:
+        if kb >= eb or (ka < ea and indices[ka] < indices[kb]):
+            total += data[ka] * data[ka]
+            ka += 1
+        elif ka >= ea or indices[kb] < indices[ka]:
+            total += data[kb] * data[kb]
+            kb += 1
+        else:
+            x = data[ka] - data[kb]
+            total += x * x
+            ka += 1
+            kb += 1
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def segment_argmax(values, offsets):
+    """(S,) first row of the maximum of ``values`` in each sentence range, -1 when empty."""
+    n_sent = offsets.shape[0] - 1
+    out = np.full(n_sent, -1, dtype=np.int64)
+    for s in range(n_sent):
+        best = -np.inf
+        for r in range(offsets[s], offsets[s + 1]):
+            if values[r] > best or out[s] < 0:
+                best = values[r]
+                out[s] = r
+    return out
+
+
+# -- BLEU helpers ---------------------------------------------------------------------------------
+def sentence_bleu(pool: KBestPool, variant: str = "bleu+1") -> np.ndarray:
+    """(N,) sentence-level BLEU (0-1) of every hypothesis with a named variant."""
+    scores = get_variant(variant).score(pool.stats)
+    # a variant may give -inf/NaN-free 0 for an empty hypothesis; keep it finite in any case
+    return np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(S,) maximum of ``values`` per sentence (-inf for an empty sentence)."""
+    sizes = np.diff(offsets)
+    out = np.full(len(sizes), -np.inf)
+    nonempty = sizes > 0
+    if nonempty.any():
+        out[nonempty] = np.maximum.reduceat(values, offsets[:-1][nonempty])
+    return out
+
+
+def oracle_mask(bleu: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(N,) True for the hypotheses of maximal sentence BLEU in their sentence (ties: all of them)."""
+    best = segment_max(bleu, offsets)
+    return bleu >= np.repeat(best, np.diff(offsets))
+
+
+def pool_bleu(pool: KBestPool, weights: np.ndarray, scores: np.ndarray | None = None) -> float:
+    """Corpus BLEU (0-1, sacrebleu's default smoothing as ``smtlib tune`` reports) of the 1-best."""
+    if scores is None:
+        scores = pool.model_scores(weights)
+    best = segment_argmax(np.asarray(scores, dtype=np.float64), pool.offsets)
+    best = best[best >= 0]
+    if len(best) == 0:
+        return 0.0
+    return corpus_bleu_from_stats(pool.stats[best])
+
+
+# -- pools from arrays ----------------------------------------------------------------------------
+def pool_from_arrays(
+    sizes: np.ndarray,
+    dense: np.ndarray,
+    stats: np.ndarray,
+    sparse: sp.spmatrix | None = None,
+    texts: list[str] | None = None,
+    dense_label: str = "F",
+    sparse_names: list[str] | None = None,
+) -> KBestPool:
+    """A :class:`KBestPool` from arrays: ``sizes[s]`` hypotheses for sentence ``s`` (0 allowed).
+
+    ``dense`` is ``(N, D)`` (one feature group ``dense_label`` with D values), ``stats`` the
+    ``(N, 10)`` BLEU statistics, ``sparse`` an optional ``(N, F)`` matrix.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    dense = np.asarray(dense, dtype=np.float64)
+    n = int(sizes.sum())
+    if dense.ndim != 2 or dense.shape[0] != n:
+        raise ValueError(f"dense must have {n} rows, got shape {dense.shape}")
+    stats = np.asarray(stats, dtype=np.float64)
+    if stats.shape != (n, STATS_WIDTH):
+        raise ValueError(f"stats must have shape ({n}, {STATS_WIDTH}), got {stats.shape}")
+    if sparse is None:
+        sparse = sp.csr_matrix((n, 0), dtype=np.float64)
+    sparse = sp.csr_matrix(sparse, dtype=np.float64)
+    names = sparse_names if sparse_names is not None else [f"s{j}" for j in range(sparse.shape[1])]
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    groups = (FeatureGroup(dense_label, dense.shape[1]),) if dense.shape[1] else ()
+    pool = KBestPool(
+        offsets=offsets,
+        texts=texts if texts is not None else [f"h{i}" for i in range(n)],
+        dense=dense,
+        groups=groups,
+        sparse=sparse,
+        sparse_names=list(names),
+        totals=np.full(n, np.nan),
+        extras=[None] * n,
+    )
+    pool.stats = stats
+    return pool
+
+
+def stats_for_quality(quality: np.ndarray, length: np.ndarray | int = 20, ref_len: np.ndarray | int = 20) -> np.ndarray:
+    """BLEU statistics rows whose n-gram precisions all equal ``quality`` (in [0, 1]).
+
+    Lengths are hypothesis and reference token counts; matches are ``round(quality * totals)``,
+    so sentence BLEU is monotone in ``quality``.
+    """
+    quality = np.asarray(quality, dtype=np.float64)
+    n = len(quality)
+    length = np.broadcast_to(np.asarray(length, dtype=np.float64), (n,))
+    stats = np.zeros((n, STATS_WIDTH))
+    stats[:, HYP_LEN] = length
+    stats[:, REF_LEN] = np.broadcast_to(np.asarray(ref_len, dtype=np.float64), (n,))
+    totals = np.maximum(length[:, None] - np.arange(NGRAM_ORDER)[None, :], 0.0)
+    stats[:, TOTALS] = totals
+    stats[:, MATCHES] = np.round(quality[:, None] * totals)
+    return stats
+
+
+def synthetic_pool(
+    n_sentences: int,
+    n_hyps: int,
+    n_dense: int,
+    *,
+    n_sparse: int = 0,
+    active: int = 20,
+    noise: float = 1.0,
+    seed: int = 0,
+) -> tuple[KBestPool, np.ndarray]:
+    """A generated pool whose BLEU follows a hidden linear model plus noise, and that model.
+
+    Dense features are standard normal; with ``n_sparse`` > 0 every hypothesis also has
+    ``active`` sparse features (values 1) drawn from ``n_sparse`` columns. The quality of a
+    hypothesis is a logistic function of ``gold · h + noise * N(0, 1)``; its statistics come from
+    :func:`stats_for_quality` with a random length. Returns ``(pool, gold weights)``.
+    """
+    rng = np.random.default_rng(seed)
+    n = n_sentences * n_hyps
+    dense = rng.standard_normal((n, n_dense))
+    gold = rng.standard_normal(n_dense + n_sparse)
+    signal = dense @ gold[:n_dense]
+    sparse = None
+    if n_sparse:
+        indptr = np.arange(0, (n + 1) * active, active, dtype=np.int64)
+        indices = np.sort(rng.integers(0, n_sparse, size=(n, active)), axis=1).ravel()
+        data = np.ones(n * active)
+        sparse = sp.csr_matrix((data, indices, indptr), shape=(n, n_sparse))
+        sparse.sum_duplicates()
+        signal = signal + sparse @ gold[n_dense:] / np.sqrt(active)
+    latent = signal / np.sqrt(max(n_dense, 1)) + noise * rng.standard_normal(n)
+    quality = 1.0 / (1.0 + np.exp(-latent))
+    length = rng.integers(5, 40, size=n)
+    stats = stats_for_quality(quality, length, ref_len=22)
+    sizes = np.full(n_sentences, n_hyps, dtype=np.int64)
+    return pool_from_arrays(sizes, dense, stats, sparse=sparse), gold
