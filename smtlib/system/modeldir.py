@@ -72,6 +72,11 @@ class ModelSpec:
         The components; ``reordering`` is empty for ``small``.
     sparse_templates
         Names of the sparse templates whose features the phrase tables carry (``big`` only).
+    tokenizer
+        How raw input becomes model input: ``""`` when the training text was used as given
+        (``tokenized_input`` is then true), ``"sacremoses"`` when ``smtlib train`` tokenized it with
+        sacremoses's Moses tokenizer for ``source_lang`` (Moses escaping on). See
+        :func:`prepare_input`.
     """
 
     source_lang: str
@@ -85,6 +90,7 @@ class ModelSpec:
     language_models: list[Component] = dataclasses.field(default_factory=list)
     reordering: list[Component] = dataclasses.field(default_factory=list)
     sparse_templates: list[str] = dataclasses.field(default_factory=list)
+    tokenizer: str = ""
 
     def dense_weight_names(self) -> list[str]:
         """``NAME_k`` for every value of every dense feature, in k-best order."""
@@ -131,6 +137,13 @@ def write_model_spec(model_dir: str | os.PathLike, spec: ModelSpec) -> None:
 
     with atomic_output(pathlib.Path(model_dir) / "model.yaml") as out:
         yaml.safe_dump(spec.to_dict(), out, sort_keys=False, allow_unicode=True)
+
+
+def prepare_input(spec: ModelSpec, line: str) -> str:
+    """One input sentence treated as the training source text was (tokenized, lowercased)."""
+    from smtlib.system.corpus import preprocess_line
+
+    return preprocess_line(line, spec.source_lang, tokenizer=spec.tokenizer, lowercase=spec.lowercase)
 
 
 def component_path(model_dir: str | os.PathLike, component: Component) -> pathlib.Path:

@@ -1,0 +1,219 @@
+"""Sparse Boolean phrase-pair features of the ``big`` set (Cherry & Foster 2012, §4.2, Table 3; the
+PBMT templates of Hopkins & May 2011, §5.2).
+
+Each template fires Boolean features (value 1) on a phrase pair, from its words and its most
+frequent inner alignment:
+
+``tu_`` *tgt-unal* (at most 50)
+    ``tu_W`` for each target word W of the pair that is unaligned inside it, when W is one of the 50
+    target words seen unaligned most often in the phrase table (counted over the positions of all
+    extracted pairs).
+``cb_`` *count-bin* (11)
+    exactly one of ``cb_le1 cb_le2 cb_le4 cb_le8 cb_le16 cb_le32 cb_le64 cb_le128 cb_le1k cb_le10k
+    cb_inf``: the smallest upper bound of {1, 2, 4, ..., 128, 1000, 10000, inf} >= the joint count.
+``wp_`` *word-pair* (at most 80 x 80 + 4 x 80 = 6720; Table 3 gives 82^2 = 6724)
+    the 80 most frequent words of each side of the training corpus: a 1-1 link (i, j) (i aligned only
+    to j and j only to i) fires ``wp_F~E``, where a word outside its side's top 80 becomes ``@other``
+    (no feature when both are); a top-80 word that is not in a 1-1 link (unaligned or aligned to
+    several words) fires ``wp_F~@non11`` (source) or ``wp_@non11~E`` (target).
+``lb_`` *length-bin* (7 + 7 + 49 = 63)
+    ``lb_srcN``, ``lb_tgtM`` and ``lb_srcNtgtM`` for the pair's lengths.
+
+Names: every name contains ``_`` (Moses's rule that tells sparse from dense features). Words inside
+names are escaped so that a name is one whitespace-free token that is safe in n-best lines, weights
+files (``#`` starts a comment there) and moses.ini (``=`` ends a name), and never ends in ``_<digits>``
+(which reads as a dense ``NAME_k``): letters stay, every other character becomes ``%XX`` per UTF-8
+byte (``l'`` -> ``l%27``, ``2`` -> ``%32``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numba
+import numpy as np
+
+from smtlib.system.extract import PhrasePairs, TokenizedCorpus
+
+TEMPLATES = ("tgt-unal", "count-bin", "word-pair", "length-bin")
+N_TGT_UNAL = 50
+N_WORD_PAIR = 80
+COUNT_BOUNDS = (1, 2, 4, 8, 16, 32, 64, 128, 1000, 10000)
+COUNT_BIN_NAMES = tuple(f"cb_le{b}" if b < 1000 else f"cb_le{b // 1000}k" for b in COUNT_BOUNDS) + ("cb_inf",)
+OTHER = "@other"
+NON11 = "@non11"
+
+
+def escape_word(word: str) -> str:
+    """A word as it appears inside a feature name (see the module docstring)."""
+    return "".join(ch if ch.isalpha() else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in word)
+
+
+def _top_words(counts: np.ndarray, vocab: np.ndarray, k: int) -> np.ndarray:
+    """Ids of the ``k`` most frequent words with a positive count (ties: the smaller word string)."""
+    ids = [w for w in range(len(counts)) if counts[w] > 0]
+    ids.sort(key=lambda w: (-int(counts[w]), vocab[w]))
+    return np.array(ids[:k], dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _unaligned_targets(tgt, tgt_off, sent, es, el, fl, masks, n_tgt):
+    counts = np.zeros(n_tgt, np.int64)
+    for p in range(len(sent)):
+        e0 = tgt_off[sent[p]] + es[p]
+        for j in range(el[p]):
+            aligned = False
+            for i in range(fl[p]):
+                if (masks[p] >> np.uint64(8 * i + j)) & np.uint64(1):
+                    aligned = True
+                    break
+            if not aligned:
+                counts[tgt[e0 + j]] += 1
+    return counts
+
+
+@dataclasses.dataclass
+class SparseVocabulary:
+    """The words the templates name: learned from the corpus and the full pair set."""
+
+    tgt_unal: np.ndarray  # target word ids, the 50 most often unaligned
+    src_top: np.ndarray  # source word ids, the 80 most frequent
+    tgt_top: np.ndarray  # target word ids, the 80 most frequent
+    max_length: int
+    names: list[str] = dataclasses.field(default_factory=list)  # feature code -> name
+
+    def code_layout(self) -> tuple[int, int, int]:
+        """Offsets of the count-bin, word-pair and length-bin codes (tgt-unal starts at 0)."""
+        cb = len(self.tgt_unal)
+        wp = cb + len(COUNT_BIN_NAMES)
+        lb = wp + (N_WORD_PAIR + 2) ** 2
+        return cb, wp, lb
+
+
+def learn_vocabulary(corpus: TokenizedCorpus, pairs: PhrasePairs, max_length: int = 7) -> SparseVocabulary:
+    """Pick the template words (Table 3) and name every feature code."""
+    unal = _unaligned_targets(
+        corpus.tgt, corpus.tgt_off, pairs.rep_sent, pairs.rep_e_start, pairs.rep_e_len, pairs.rep_f_len, pairs.mask,
+        len(corpus.tgt_vocab),
+    )
+    # Each pair counts once per unaligned position, weighted by nothing: "in the phrase table".
+    vocab = SparseVocabulary(
+        tgt_unal=_top_words(unal, corpus.tgt_vocab, N_TGT_UNAL),
+        src_top=_top_words(np.bincount(corpus.src, minlength=len(corpus.src_vocab)), corpus.src_vocab, N_WORD_PAIR),
+        tgt_top=_top_words(np.bincount(corpus.tgt, minlength=len(corpus.tgt_vocab)), corpus.tgt_vocab, N_WORD_PAIR),
+        max_length=max_length,
+    )
+    names = [f"tu_{escape_word(corpus.tgt_vocab[w])}" for w in vocab.tgt_unal]
+    names += list(COUNT_BIN_NAMES)
+    src_names = [escape_word(corpus.src_vocab[w]) for w in vocab.src_top]
+    src_names += [OTHER] * (N_WORD_PAIR - len(src_names)) + [OTHER, NON11]
+    tgt_names = [escape_word(corpus.tgt_vocab[w]) for w in vocab.tgt_top]
+    tgt_names += [OTHER] * (N_WORD_PAIR - len(tgt_names)) + [OTHER, NON11]
+    names += [f"wp_{a}~{b}" for a in src_names for b in tgt_names]
+    names += [f"lb_src{n}" for n in range(1, max_length + 1)]
+    names += [f"lb_tgt{m}" for m in range(1, max_length + 1)]
+    names += [f"lb_src{n}tgt{m}" for n in range(1, max_length + 1) for m in range(1, max_length + 1)]
+    vocab.names = names
+    return vocab
+
+
+@numba.njit(cache=True)
+def _sparse_kernel(src, src_off, tgt, tgt_off, sent, fs, fl, es, el, masks, joint, tu_index, s_top, t_top,
+                   bounds, cb0, wp0, lb0, max_len):
+    n = len(sent)
+    out = np.empty(n * 40, np.int64)
+    off = np.zeros(n + 1, np.int64)
+    k = 0
+    side = 82  # 80 words, OTHER (80), NON11 (81)
+    for p in range(n):
+        if k + 200 > len(out):
+            grown = np.empty(2 * len(out) + 200, np.int64)
+            grown[:k] = out[:k]
+            out = grown
+        start = k
+        f0 = src_off[sent[p]] + fs[p]
+        e0 = tgt_off[sent[p]] + es[p]
+        nf = fl[p]
+        ne = el[p]
+        mask = masks[p]
+        row = np.zeros(nf, np.int64)
+        col = np.zeros(ne, np.int64)
+        for i in range(nf):
+            for j in range(ne):
+                if (mask >> np.uint64(8 * i + j)) & np.uint64(1):
+                    row[i] += 1
+                    col[j] += 1
+        # tgt-unal
+        for j in range(ne):
+            if col[j] == 0 and tu_index[tgt[e0 + j]] >= 0:
+                out[k] = tu_index[tgt[e0 + j]]
+                k += 1
+        # count-bin
+        b = 0
+        while b < len(bounds) and joint[p] > bounds[b]:
+            b += 1
+        out[k] = cb0 + b
+        k += 1
+        # word-pair
+        f_in_11 = np.zeros(nf, np.bool_)
+        e_in_11 = np.zeros(ne, np.bool_)
+        for i in range(nf):
+            for j in range(ne):
+                if (mask >> np.uint64(8 * i + j)) & np.uint64(1) and row[i] == 1 and col[j] == 1:
+                    f_in_11[i] = True
+                    e_in_11[j] = True
+                    a = s_top[src[f0 + i]]
+                    c = t_top[tgt[e0 + j]]
+                    if a < 80 or c < 80:
+                        out[k] = wp0 + a * side + c
+                        k += 1
+        for i in range(nf):
+            a = s_top[src[f0 + i]]
+            if a < 80 and not f_in_11[i]:
+                out[k] = wp0 + a * side + 81
+                k += 1
+        for j in range(ne):
+            c = t_top[tgt[e0 + j]]
+            if c < 80 and not e_in_11[j]:
+                out[k] = wp0 + 81 * side + c
+                k += 1
+        # length-bin
+        out[k] = lb0 + nf - 1
+        out[k + 1] = lb0 + max_len + ne - 1
+        out[k + 2] = lb0 + 2 * max_len + (nf - 1) * max_len + (ne - 1)
+        k += 3
+        # Boolean features: sort and drop repeats
+        seg = np.sort(out[start:k])
+        w = start
+        for q in range(len(seg)):
+            if q == 0 or seg[q] != seg[q - 1]:
+                out[w] = seg[q]
+                w += 1
+        k = w
+        off[p + 1] = k
+    return off, out[:k].copy()
+
+
+def sparse_features(corpus: TokenizedCorpus, pairs: PhrasePairs, vocab: SparseVocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """Feature codes of every pair: codes of pair p are ``codes[offsets[p]:offsets[p+1]]`` (sorted;
+    ``vocab.names[code]`` is the name; every value is 1)."""
+    cb0, wp0, lb0 = vocab.code_layout()
+    tu_index = np.full(len(corpus.tgt_vocab), -1, np.int64)
+    tu_index[vocab.tgt_unal] = np.arange(len(vocab.tgt_unal))
+    s_top = np.full(len(corpus.src_vocab), N_WORD_PAIR, np.int64)
+    s_top[vocab.src_top] = np.arange(len(vocab.src_top))
+    t_top = np.full(len(corpus.tgt_vocab), N_WORD_PAIR, np.int64)
+    t_top[vocab.tgt_top] = np.arange(len(vocab.tgt_top))
+    return _sparse_kernel(
+        corpus.src, corpus.src_off, corpus.tgt, corpus.tgt_off, pairs.rep_sent, pairs.rep_f_start, pairs.rep_f_len,
+        pairs.rep_e_start, pairs.rep_e_len, pairs.mask, pairs.joint, tu_index, s_top, t_top,
+        np.array(COUNT_BOUNDS, np.int64), cb0, wp0, lb0, vocab.max_length,
+    )
+
+
+def render(codes: np.ndarray, offsets: np.ndarray, names: list[str]) -> list[str]:
+    """The sixth phrase-table field of each pair: ``name 1 name 1 ...``."""
+    with_value = [name + " 1" for name in names]
+    flat = [with_value[c] for c in codes.tolist()]
+    off = offsets.tolist()
+    return [" ".join(flat[off[p] : off[p + 1]]) for p in range(len(off) - 1)]
