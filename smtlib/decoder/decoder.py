@@ -192,6 +192,25 @@ def _edge_features_nb(sel, goal, n, use_lr, e_tail, e_head, e_opt, n_last_end, n
     return lm, dist, lr
 
 
+@numba.njit(cache=True)
+def _future_costs_nb(best):
+    """Future cost table (Koehn 2004, §3.3): the best split of every span into scored spans."""
+    n = best.shape[0] - 1
+    fct = np.full((n + 1, n + 1), -np.inf)
+    for i in range(n + 1):
+        fct[i, i] = 0.0
+    for length in range(1, n + 1):
+        for i in range(0, n - length + 1):
+            j = i + length
+            b = best[i, j]
+            for mid in range(i + 1, j):
+                c = fct[i, mid] + fct[mid, j]
+                if c > b:
+                    b = c
+            fct[i, j] = b
+    return fct
+
+
 def _round(values: np.ndarray) -> np.ndarray:
     """The values as k-best lines print them (6 significant digits, like Moses)."""
     return np.array([float(f"{v:.6g}") for v in values], dtype=np.float64)
@@ -317,17 +336,7 @@ class Decoder:
                 span_first[i, ln - 1] = idx
             span_cnt[i, ln - 1] += 1
             best[i, end[idx]] = max(best[i, end[idx]], est[idx])
-        # future cost table (Koehn 2004, §3.3): best split of every span
-        fct = np.full((n + 1, n + 1), -np.inf)
-        for i in range(n + 1):
-            fct[i, i] = 0.0
-        for length in range(1, n + 1):
-            for i in range(0, n - length + 1):
-                j = i + length
-                b = best[i, j]
-                for mid in range(i + 1, j):
-                    b = max(b, fct[i, mid] + fct[mid, j])
-                fct[i, j] = b
+        fct = _future_costs_nb(best)
         return SentenceOptions(n, maxlen, start, end, woff, words, static, lr, bound, entry, span_first, span_cnt, fct)
 
     # ------------------------------------------------------------------ decoding
@@ -371,8 +380,12 @@ class Decoder:
         heads = new_id[e_head[sel]]
         deltas = e_score[sel] - n_score[e_tail[sel]]
         # check: the search's edge scores are w . h of the recomputed features
-        sparse_sc = np.array([float(self.sparse_w[m.entry_sparse[e][0]] @ m.entry_sparse[e][1]) if e >= 0 else 0.0
-                              for e in ent]) if len(self.sparse_w) else np.zeros(len(sel))
+        sparse_sc = np.zeros(len(sel))
+        if len(self.sparse_w):
+            uniq, inv = np.unique(ent, return_inverse=True)
+            per = np.array([float(self.sparse_w[m.entry_sparse[e][0]] @ m.entry_sparse[e][1]) if e >= 0 else 0.0
+                            for e in uniq])
+            sparse_sc = per[inv]
         recomputed = dense @ self.weights.dense + sparse_sc
         if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):
             bad = int(np.argmax(np.abs(recomputed - deltas)))
@@ -384,7 +397,14 @@ class Decoder:
         max_pops = k * cfg.nbest_factor if cfg.distinct else k
         scores, offs, edges = kbest_nb(n_nodes, tails, heads, deltas, woff, wids.astype(np.int64), max(k, 1),
                                        max(max_pops, k, 1), cfg.distinct)
-        edge_sparse = [self._sparse(e) for e in ent]
+        sparse_cache: dict[int, dict[str, float]] = {}
+
+        def edge_sparse(e: int) -> dict[str, float]:
+            entry = int(ent[e])
+            if entry not in sparse_cache:
+                sparse_cache[entry] = self._sparse(entry)
+            return sparse_cache[entry]
+
         lines = []
         for i in range(len(scores)):
             path = edges[offs[i] : offs[i + 1]]
@@ -392,7 +412,7 @@ class Decoder:
             h_dense = _round(dense[path].sum(axis=0))
             h_sparse: dict[str, float] = {}
             for e in path:
-                for name, v in edge_sparse[e].items():
+                for name, v in edge_sparse(e).items():
                     h_sparse[name] = h_sparse.get(name, 0.0) + v
             h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
             total = float(h_dense @ self.weights.dense) + sum(self.weights.sparse.get(nm, 0.0) * v
@@ -407,7 +427,7 @@ class Decoder:
         if lattice:
             lat = Lattice(sent_id, n_nodes, tails, heads,
                           [tuple(m.words[w] for w in wids[woff[e] : woff[e + 1]]) for e in range(len(sel))],
-                          dense, edge_sparse, list(lay.names))
+                          dense, [edge_sparse(e) for e in range(len(sel))], list(lay.names))
         return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
                               lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
 

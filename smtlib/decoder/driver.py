@@ -20,7 +20,8 @@ from typing import IO
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig, format_kbest_line
 from smtlib.decoder.lattice import lattice_header, write_lattice
-from smtlib.decoder.model import load_model
+from smtlib.decoder.model import load_model, prepare_tokens
+from smtlib.system.modeldir import read_model_spec
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.weights import read_weights
@@ -114,11 +115,8 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     t0 = time.perf_counter()
     lines = read_lines(input_path, what="input", allow_empty=True)
-    from smtlib.system.modeldir import read_model_spec
-
     spec = read_model_spec(model_dir)
-    lower = spec.lowercase
-    tokenized = [(line.lower() if lower else line).split() for line in lines]
+    tokenized = [prepare_tokens(spec, line) for line in lines]
     model = load_model(model_dir, tokenized)
     weights = model.read_weights(read_weights(weights_path), path=weights_path, allow_missing=allow_missing)
     decoder = Decoder(model, weights, config)

@@ -217,10 +217,8 @@ class PhraseModel:
         return self.layout.lr_col >= 0
 
     def prepare_source(self, line: str) -> list[str]:
-        """Tokens of an input line as the model expects them (lowercased if the model is)."""
-        if self.spec.lowercase:
-            line = line.lower()
-        return line.split()
+        """Tokens of an input line as the model expects them (see :func:`prepare_tokens`)."""
+        return prepare_tokens(self.spec, line)
 
     def word_id(self, word: str) -> int:
         return self.vocab[word]
@@ -305,6 +303,16 @@ class PhraseModel:
         return out
 
 
+def prepare_tokens(spec: ModelSpec, line: str) -> list[str]:
+    """An input line as the model's training source text was: tokenized (when the model says its
+    input is raw, with the model directory's own ``prepare_input``) and lowercased if the model is."""
+    if getattr(spec, "tokenizer", ""):
+        from smtlib.system import modeldir
+
+        return modeldir.prepare_input(spec, line).split()
+    return (line.lower() if spec.lowercase else line).split()
+
+
 def _parse_scores(text: str, path, lineno: int) -> np.ndarray:
     try:
         values = np.array([float(v) for v in text.split()], dtype=np.float64)
@@ -354,6 +362,7 @@ def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None =
         raise InputError("model has no language model", spec_path)
     needed = None if sentences is None else source_phrases(sentences, spec.max_phrase_length)
     n_tables = len(spec.phrase_tables)
+    big = spec.feature_set == "big"  # a medium model built from a big table ignores the sparse field
     vocab: dict[str, int] = {}
     words: list[str] = []
     pair_ids: dict[tuple[str, str], int] = {}
@@ -402,7 +411,7 @@ def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None =
                     entry_sparse.append(empty_sparse)
                     index.setdefault(src, []).append(e)
                 tm_rows[e][4 * t : 4 * t + 4] = _logs(scores, path, lineno)
-                if len(fields) >= 6 and fields[5].strip():
+                if big and len(fields) >= 6 and fields[5].strip():
                     parts = fields[5].split()
                     if len(parts) % 2:
                         raise InputError("sparse field is not 'name value' pairs", path, lineno)
