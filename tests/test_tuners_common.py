@@ -25,11 +25,11 @@ METHODS = list_tuners()
 
 #: per-method reduced settings for speed (applied only where the method has the key)
 FAST: dict[str, dict[str, object]] = {
-    "mert": {"restarts": 5, "random_restarts": 5, "random_directions": 2},
+    "mert": {"restarts": 5},
     "mr": {"restarts": 2, "max_epochs": 10},
     "svm": {"reselections": 3},
-    "xbleu": {"max_iter": 50},
-    "softmax": {"max_iter": 50},
+    "xbleu": {"max_iterations": 50},
+    "softmax": {"max_iterations": 50},
 }
 
 
