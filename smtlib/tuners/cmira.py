@@ -31,10 +31,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from smtlib.bleu.corpus import bleu_from_stats
+from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
 from smtlib.bleu.stats import NGRAM_ORDER
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners._losses import Features, pool_bleu, segment_argmax, sentence_bleu
+from smtlib.tuners._losses import Features, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
 
 
@@ -82,6 +82,25 @@ def _incremental_choice(scores, stats, offsets, sign):
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _scan(dense, indptr, indices, data, offsets, w, b, avg_sum, hope, fear, avg_best):
+    """One pass over the pool with weights w: hope/fear rows (score ± b), avg_sum += scores, 1-best of avg_sum."""
+    for s in range(offsets.shape[0] - 1):
+        hope[s] = -1
+        fear[s] = -1
+        avg_best[s] = -1
+        best_h, best_f, best_a = -np.inf, -np.inf, -np.inf
+        for r in range(offsets[s], offsets[s + 1]):
+            score = row_dot(dense, indptr, indices, data, r, w)
+            avg_sum[r] += score
+            if hope[s] < 0 or score + b[r] > best_h:
+                hope[s], best_h = r, score + b[r]
+            if fear[s] < 0 or score - b[r] > best_f:
+                fear[s], best_f = r, score - b[r]
+            if avg_best[s] < 0 or avg_sum[r] > best_a:
+                avg_best[s], best_a = r, avg_sum[r]
+
+
 class CorpusMira(Tuner):
     """Corpus-level MIRA with exact corpus-BLEU losses; Tan et al. (2013) Algorithm 1."""
 
@@ -99,27 +118,33 @@ class CorpusMira(Tuner):
             raise ValueError("hope_bleu must be 'sentence' or 'incremental'")
         c_max = float(p["C"])
         feats = Features(pool)
+        dense, indptr, indices, data = feats.arrays()
         offsets = pool.offsets
         stats = pool.stats
+        n_sent = len(offsets) - 1
         present = np.flatnonzero(np.diff(offsets) > 0)
         m = max(len(present), 1)
         scale = float(p["bleu_scale"])
         b = scale * sentence_bleu(pool, "bleu+1")
+        hope_all = np.empty(n_sent, dtype=np.int64)
+        fear_all = np.empty(n_sent, dtype=np.int64)
+        avg_best = np.empty(n_sent, dtype=np.int64)
+        avg_sum = np.zeros(feats.n_rows)  # scores of w̄_t are the running mean of the scores of w_τ
+
+        def scan(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+            _scan(dense, indptr, indices, data, offsets, w, b, avg_sum, hope_all, fear_all, avg_best)
+            bleu_avg = corpus_bleu_from_stats(stats[avg_best[present]]) if len(present) else 0.0
+            if p["hope_bleu"] == "incremental":
+                scores = feats.scores(w)
+                return (_incremental_choice(scores, stats, offsets, scale)[present],
+                        _incremental_choice(scores, stats, offsets, -scale)[present], bleu_avg)
+            return hope_all[present].copy(), fear_all[present].copy(), bleu_avg
+
         w = init.copy()
-        scores = feats.scores(w)
-        avg_scores_sum = scores.copy()  # scores of w̄ are the running mean of the scores of w_τ
         w_sum = w.copy()
-        best_bleu = pool_bleu(pool, w, scores)
-        best_w = w.copy()
-        best_epoch = 0
-        updates = 0
+        hope, fear, best_bleu = scan(w)
+        best_w, best_epoch, updates = w.copy(), 0, 0
         for t in range(1, int(p["epochs"]) + 1):
-            if p["hope_bleu"] == "sentence":
-                hope = segment_argmax(scores + b, offsets)[present]
-                fear = segment_argmax(scores - b, offsets)[present]
-            else:
-                hope = _incremental_choice(scores, stats, offsets, scale)[present]
-                fear = _incremental_choice(scores, stats, offsets, -scale)[present]
             delta_b = scale * (bleu_from_stats(stats[hope].sum(axis=0), smooth_method="none")
                                - bleu_from_stats(stats[fear].sum(axis=0), smooth_method="none"))
             delta_h = (feats.row_sum(fear) - feats.row_sum(hope)) / m
@@ -128,11 +153,9 @@ class CorpusMira(Tuner):
                 eta = min(c_max, max(0.0, (delta_b + float(w @ delta_h)) / norm))
                 if eta > 0.0:
                     w = w - eta * delta_h
-                    scores = scores - eta * feats.scores(delta_h)
                     updates += 1
             w_sum += w
-            avg_scores_sum += scores
-            avg_bleu = pool_bleu(pool, None, avg_scores_sum)  # the scale of the sum does not change the 1-best
+            hope, fear, avg_bleu = scan(w)
             if avg_bleu > best_bleu:
                 best_bleu, best_w, best_epoch = avg_bleu, w_sum / (t + 1), t
         info = {"train_bleu": 100 * best_bleu, "best_epoch": best_epoch, "updates": updates, "hope_bleu": p["hope_bleu"]}

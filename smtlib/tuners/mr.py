@@ -17,8 +17,10 @@ Optimiser (Cherry & Foster §4, after Bottou 2010): stochastic gradient descent,
 step, on the objective divided by n, i.e. ``λ_B/2 ||w||² + 1/n sum_i ℓ_i`` with ``λ_B = λ / n``
 (the same minimiser), learning rate ``η_t = η0 / (1 + η0 λ_B t)``. η0 is chosen as in Bottou's
 ``sgd`` code (``determineEta0``): run one epoch from the current point on a sample of sentences
-for η0 and 2·η0 and move by factors of 2 in the direction that lowers the sample objective until it
-stops falling. At a local optimum (relative change of the full objective below ``tol``, or
+(``eta0_sample`` = 100, like Bottou's subsample; the whole pool when it is smaller) for η0 and 2·η0
+and move by factors of 2 in the direction that lowers the sample objective until it stops falling.
+Each search starts from ``1 / E||h - mean_i h||²`` (at most ``1 / (2 λ_B)``); strict improvement is
+needed to move, so a flat objective keeps the starting value. At a local optimum (relative change of the full objective below ``tol``, or
 ``max_epochs`` epochs) the data are reshuffled, η0 is re-tuned and SGD restarts from the optimum;
 ``restarts`` = 5 such runs, and the weights with the lowest objective are returned. No temperature:
 "we trust λ = 50 to maintain a reasonable distribution".
@@ -33,6 +35,7 @@ import numba
 import numpy as np
 
 from smtlib.bleu.expected import segment_softmax, segment_sum
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, add_row, pool_bleu, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
@@ -89,18 +92,30 @@ def risk_objective(features: Features, offsets: np.ndarray, cost: np.ndarray, w:
     return float(expected.sum() + 0.5 * lam * (w @ w)), grad
 
 
-def _subset_objective(features, offsets, cost, w, lam_b, sentences):
-    """Objective restricted to ``sentences``, regulariser scaled as λ_B |sentences| (same per-sentence weight)."""
-    rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sentences]) if len(sentences) else np.zeros(0, np.int64)
-    sizes = np.diff(offsets)[sentences]
-    sub_offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=sub_offsets[1:])
-    d = features.n_dense
-    scores = features.dense[rows] @ w[:d]
-    if features.n_sparse:
-        scores = scores + features.sparse[rows] @ w[d:]
-    probs = segment_softmax(scores, sub_offsets)
-    return float(segment_sum(probs * cost[rows], sub_offsets).sum() + 0.5 * lam_b * len(sentences) * (w @ w))
+@numba.njit(cache=True, nogil=True)
+def _expected_cost(dense, indptr, indices, data, offsets, cost, sentences, w):
+    """sum over ``sentences`` of E_p[cost] under p ∝ exp(w·h), in one pass without temporaries."""
+    total = 0.0
+    max_size = 0
+    for s in sentences:
+        max_size = max(max_size, offsets[s + 1] - offsets[s])
+    buf = np.empty(max(max_size, 1))
+    for s in sentences:
+        lo, hi = offsets[s], offsets[s + 1]
+        if hi == lo:
+            continue
+        top = -np.inf
+        for r in range(lo, hi):
+            buf[r - lo] = row_dot(dense, indptr, indices, data, r, w)
+            top = max(top, buf[r - lo])
+        z = 0.0
+        acc = 0.0
+        for r in range(lo, hi):
+            e = np.exp(buf[r - lo] - top)
+            z += e
+            acc += e * cost[r]
+        total += acc / z
+    return total
 
 
 class MinimumRisk(Tuner):
@@ -113,7 +128,7 @@ class MinimumRisk(Tuner):
         "max_epochs": 20,
         "tol": 1e-4,
         "eta0": 0.0,  # 0 = choose by one-epoch trials (Bottou); > 0 = fixed
-        "eta0_sample": 1000,  # sentences used for the η0 trials
+        "eta0_sample": 100,  # sentences used for the η0 trials
         "sentence_bleu": "bleu+1",
     }
 
@@ -132,7 +147,7 @@ class MinimumRisk(Tuner):
         lam_b = lam / n
 
         def objective(w: np.ndarray) -> float:
-            return risk_objective(feats, offsets, cost, w, lam)[0]
+            return _expected_cost(dense, indptr, indices, data, offsets, cost, active, w) + 0.5 * lam * float(w @ w)
 
         def run_epoch(w: np.ndarray, order: np.ndarray, eta0: float, t: float) -> tuple[np.ndarray, float]:
             v = w.copy()
@@ -146,9 +161,14 @@ class MinimumRisk(Tuner):
             def trial(eta: float) -> float:
                 if lam_b * eta >= 1.0:  # the shrink factor 1 - η λ_B would not be positive
                     return np.inf
-                return _subset_objective(feats, offsets, cost, run_epoch(w, order, eta, 0.0)[0], lam_b, sample)
+                trained = run_epoch(w, order, eta, 0.0)[0]
+                # the sample's share of the objective: its expected costs and λ_B |sample| / 2 ||w||²
+                return _expected_cost(dense, indptr, indices, data, offsets, cost, sample, trained) + 0.5 * lam_b * len(sample) * float(trained @ trained)
 
-            lo = _initial_eta(feats, offsets)
+            # Bottou's determineEta0: move by factors of 2 while the one-epoch sample objective falls
+            lo = start_eta
+            if lam_b > 0:
+                lo = min(lo, 0.5 / lam_b)  # keep the shrink factor 1 - η λ_B >= 1/2
             lo_cost, hi = trial(lo), lo * _ETA_FACTOR
             hi_cost = trial(hi)
             if lo_cost < hi_cost:
@@ -156,17 +176,20 @@ class MinimumRisk(Tuner):
                     hi, hi_cost = lo, lo_cost
                     lo = lo / _ETA_FACTOR
                     lo_cost = trial(lo)
-                    if lo_cost >= hi_cost:
+                    if not lo_cost < hi_cost:
                         break
                 return hi if hi_cost <= lo_cost else lo
             for _ in range(_MAX_ETA_TRIALS):
+                if not hi_cost < lo_cost:
+                    break
                 lo, lo_cost = hi, hi_cost
                 hi = hi * _ETA_FACTOR
                 hi_cost = trial(hi)
-                if hi_cost > lo_cost:
-                    break
             return lo
 
+        if p["eta0"] > 0 and p["eta0"] * lam_b >= 1.0:
+            raise InputError(f"mr: eta0={p['eta0']} is too large for l2={lam} over {n} sentences (need eta0 < {1 / lam_b:g})")
+        start_eta = _initial_eta(feats, offsets)
         best_w, best_obj = init.copy(), objective(init)
         start_obj = best_obj
         history = []
