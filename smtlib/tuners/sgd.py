@@ -231,9 +231,7 @@ class _Prepared:
         if not np.all(np.isfinite(bleu)):
             raise InputError(f"sentence BLEU ({bleu_name}) is not finite for some hypotheses")
         self.dense = np.ascontiguousarray(pool.dense, dtype=np.float64)
-        sparse = pool.sparse
-        if not sparse.has_sorted_indices and sparse.nnz:
-            sparse = sparse.sorted_indices()  # a copy, not the caller's matrix
+        sparse = pool.sparse  # used as is: the kernels need neither sorted nor unique column indices
         self.indptr = np.asarray(sparse.indptr)
         self.indices = np.asarray(sparse.indices)
         self.data = np.asarray(sparse.data, dtype=np.float64)
@@ -279,7 +277,12 @@ class _PairwiseSGD(Tuner):
     #: keep only the top-K feature columns by l2 norm across shards after every epoch (Algorithm 4)
     feature_selection: ClassVar[bool] = False
 
+    def __init__(self, seed: int = 0, **params: Any) -> None:
+        super().__init__(seed, **params)
+        self._check_params()  # fail before reading any pool
+
     def _check_params(self) -> None:
+        """Reject hyper-parameters outside their domain (InputError: the CLI exits with status 2)."""
         p = self.params
         if p["epochs"] < 1:
             raise InputError(f"{self.name}: epochs must be >= 1")
@@ -317,7 +320,7 @@ class _PairwiseSGD(Tuner):
             return list(executor.map(function, items))
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        self._check_params()
+        """Run Algorithm 1, 2, 3 or 4 on the pool; ``info`` logs every epoch as dtrain does."""
         p = self.params
         prepared = _Prepared(pool, p["sentence_bleu"], p["hi_lo"])
         eta, margin, epochs = float(p["eta"]), float(p["margin"]), int(p["epochs"])
