@@ -179,14 +179,32 @@ def symmetrize_existing(work: str | os.PathLike, name: str) -> None:
 
 
 # -- stage 3/4 ---------------------------------------------------------------------------------
-def _phrase_strings(vocab: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, sent, start, length, ids) -> np.ndarray:
-    """Spell each distinct phrase id once; returns an object array aligned with ``ids``."""
+def _phrase_strings(vocab: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, sent, start, length, ids):
+    """Spell each distinct phrase id once.
+
+    Returns
+    -------
+    strings, rank
+        An object array aligned with ``ids``, and each phrase's rank in byte order of the spelled
+        phrases. The rank comes from sorting word-rank rows: word-by-word order equals string order
+        because the separating space sorts below every character a token can hold.
+    """
     uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    words = vocab[tokens]  # object array of the corpus's words
-    pos = (offsets[sent[first]] + start[first]).tolist()
-    lens = length[first].tolist()
-    spelled = np.array([" ".join(words[p : p + n]) for p, n in zip(pos, lens)], dtype=object)
-    return spelled[inverse]
+    words = vocab[tokens].tolist()  # the corpus's words (list slices are cheaper than array slices)
+    pos = offsets[sent[first]] + start[first]
+    lens = length[first]
+    spelled = np.array([" ".join(words[p : p + n]) for p, n in zip(pos.tolist(), lens.tolist())], dtype=object)
+    word_rank = np.empty(len(vocab), dtype=np.int64)
+    word_rank[np.argsort(vocab.astype(str), kind="stable")] = np.arange(len(vocab))
+    width = int(lens.max()) if len(lens) else 0
+    rows = np.full((len(uniq), width), -1, dtype=np.int64)
+    for k in range(width):
+        has = lens > k
+        rows[has, k] = word_rank[tokens[pos[has] + k]]
+    order = np.lexsort(rows.T[::-1]) if width else np.arange(len(uniq))
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return spelled[inverse], rank[inverse]
 
 
 def build_phrase_tables(
@@ -217,11 +235,13 @@ def build_phrase_tables(
     keep = table_limit(pairs, scores, limit)
     kept = pairs.select(keep)
     kept_scores = scores.matrix()[keep]
-    src_str = _phrase_strings(corpus.src_vocab, corpus.src, corpus.src_off, kept.rep_sent, kept.rep_f_start, kept.rep_f_len, kept.src_id)
-    tgt_str = _phrase_strings(corpus.tgt_vocab, corpus.tgt, corpus.tgt_off, kept.rep_sent, kept.rep_e_start, kept.rep_e_len, kept.tgt_id)
+    src_str, s_rank = _phrase_strings(
+        corpus.src_vocab, corpus.src, corpus.src_off, kept.rep_sent, kept.rep_f_start, kept.rep_f_len, kept.src_id
+    )
+    tgt_str, t_rank = _phrase_strings(
+        corpus.tgt_vocab, corpus.tgt, corpus.tgt_off, kept.rep_sent, kept.rep_e_start, kept.rep_e_len, kept.tgt_id
+    )
     # Moses order: source phrase, then target phrase, in byte (= code point) order.
-    s_rank = np.unique(src_str, return_inverse=True)[1]
-    t_rank = np.unique(tgt_str, return_inverse=True)[1]
     order = np.lexsort((t_rank, s_rank))
     src_str, tgt_str = src_str[order].tolist(), tgt_str[order].tolist()
     info: dict = {

@@ -80,35 +80,45 @@ class SparseVocabulary:
     src_top: np.ndarray  # source word ids, the 80 most frequent
     tgt_top: np.ndarray  # target word ids, the 80 most frequent
     max_length: int
+    n_top: int = N_WORD_PAIR  # words per side of the word-pair template
     names: list[str] = dataclasses.field(default_factory=list)  # feature code -> name
 
     def code_layout(self) -> tuple[int, int, int]:
         """Offsets of the count-bin, word-pair and length-bin codes (tgt-unal starts at 0)."""
         cb = len(self.tgt_unal)
         wp = cb + len(COUNT_BIN_NAMES)
-        lb = wp + (N_WORD_PAIR + 2) ** 2
+        lb = wp + (self.n_top + 2) ** 2
         return cb, wp, lb
 
 
-def learn_vocabulary(corpus: TokenizedCorpus, pairs: PhrasePairs, max_length: int = 7) -> SparseVocabulary:
-    """Pick the template words (Table 3) and name every feature code."""
+def learn_vocabulary(
+    corpus: TokenizedCorpus,
+    pairs: PhrasePairs,
+    max_length: int = 7,
+    *,
+    n_tgt_unal: int = N_TGT_UNAL,
+    n_word_pair: int = N_WORD_PAIR,
+) -> SparseVocabulary:
+    """Pick the template words (Table 3: 50 unaligned target words, 80 words per side) and name
+    every feature code."""
     unal = _unaligned_targets(
         corpus.tgt, corpus.tgt_off, pairs.rep_sent, pairs.rep_e_start, pairs.rep_e_len, pairs.rep_f_len, pairs.mask,
         len(corpus.tgt_vocab),
     )
-    # Each pair counts once per unaligned position, weighted by nothing: "in the phrase table".
+    # "Unaligned in the phrase table": one count per unaligned position of every distinct pair.
     vocab = SparseVocabulary(
-        tgt_unal=_top_words(unal, corpus.tgt_vocab, N_TGT_UNAL),
-        src_top=_top_words(np.bincount(corpus.src, minlength=len(corpus.src_vocab)), corpus.src_vocab, N_WORD_PAIR),
-        tgt_top=_top_words(np.bincount(corpus.tgt, minlength=len(corpus.tgt_vocab)), corpus.tgt_vocab, N_WORD_PAIR),
+        tgt_unal=_top_words(unal, corpus.tgt_vocab, n_tgt_unal),
+        src_top=_top_words(np.bincount(corpus.src, minlength=len(corpus.src_vocab)), corpus.src_vocab, n_word_pair),
+        tgt_top=_top_words(np.bincount(corpus.tgt, minlength=len(corpus.tgt_vocab)), corpus.tgt_vocab, n_word_pair),
         max_length=max_length,
+        n_top=n_word_pair,
     )
     names = [f"tu_{escape_word(corpus.tgt_vocab[w])}" for w in vocab.tgt_unal]
     names += list(COUNT_BIN_NAMES)
     src_names = [escape_word(corpus.src_vocab[w]) for w in vocab.src_top]
-    src_names += [OTHER] * (N_WORD_PAIR - len(src_names)) + [OTHER, NON11]
+    src_names += [OTHER] * (n_word_pair - len(src_names)) + [OTHER, NON11]
     tgt_names = [escape_word(corpus.tgt_vocab[w]) for w in vocab.tgt_top]
-    tgt_names += [OTHER] * (N_WORD_PAIR - len(tgt_names)) + [OTHER, NON11]
+    tgt_names += [OTHER] * (n_word_pair - len(tgt_names)) + [OTHER, NON11]
     names += [f"wp_{a}~{b}" for a in src_names for b in tgt_names]
     names += [f"lb_src{n}" for n in range(1, max_length + 1)]
     names += [f"lb_tgt{m}" for m in range(1, max_length + 1)]
@@ -119,12 +129,14 @@ def learn_vocabulary(corpus: TokenizedCorpus, pairs: PhrasePairs, max_length: in
 
 @numba.njit(cache=True)
 def _sparse_kernel(src, src_off, tgt, tgt_off, sent, fs, fl, es, el, masks, joint, tu_index, s_top, t_top,
-                   bounds, cb0, wp0, lb0, max_len):
+                   bounds, cb0, wp0, lb0, max_len, n_top):
     n = len(sent)
     out = np.empty(n * 40, np.int64)
     off = np.zeros(n + 1, np.int64)
     k = 0
-    side = 82  # 80 words, OTHER (80), NON11 (81)
+    side = n_top + 2  # the top words, OTHER (n_top), NON11 (n_top + 1)
+    other = n_top
+    non11 = n_top + 1
     for p in range(n):
         if k + 200 > len(out):
             grown = np.empty(2 * len(out) + 200, np.int64)
@@ -164,18 +176,18 @@ def _sparse_kernel(src, src_off, tgt, tgt_off, sent, fs, fl, es, el, masks, join
                     e_in_11[j] = True
                     a = s_top[src[f0 + i]]
                     c = t_top[tgt[e0 + j]]
-                    if a < 80 or c < 80:
+                    if a < other or c < other:
                         out[k] = wp0 + a * side + c
                         k += 1
         for i in range(nf):
             a = s_top[src[f0 + i]]
-            if a < 80 and not f_in_11[i]:
-                out[k] = wp0 + a * side + 81
+            if a < other and not f_in_11[i]:
+                out[k] = wp0 + a * side + non11
                 k += 1
         for j in range(ne):
             c = t_top[tgt[e0 + j]]
-            if c < 80 and not e_in_11[j]:
-                out[k] = wp0 + 81 * side + c
+            if c < other and not e_in_11[j]:
+                out[k] = wp0 + non11 * side + c
                 k += 1
         # length-bin
         out[k] = lb0 + nf - 1
@@ -200,14 +212,14 @@ def sparse_features(corpus: TokenizedCorpus, pairs: PhrasePairs, vocab: SparseVo
     cb0, wp0, lb0 = vocab.code_layout()
     tu_index = np.full(len(corpus.tgt_vocab), -1, np.int64)
     tu_index[vocab.tgt_unal] = np.arange(len(vocab.tgt_unal))
-    s_top = np.full(len(corpus.src_vocab), N_WORD_PAIR, np.int64)
+    s_top = np.full(len(corpus.src_vocab), vocab.n_top, np.int64)
     s_top[vocab.src_top] = np.arange(len(vocab.src_top))
-    t_top = np.full(len(corpus.tgt_vocab), N_WORD_PAIR, np.int64)
+    t_top = np.full(len(corpus.tgt_vocab), vocab.n_top, np.int64)
     t_top[vocab.tgt_top] = np.arange(len(vocab.tgt_top))
     return _sparse_kernel(
         corpus.src, corpus.src_off, corpus.tgt, corpus.tgt_off, pairs.rep_sent, pairs.rep_f_start, pairs.rep_f_len,
         pairs.rep_e_start, pairs.rep_e_len, pairs.mask, pairs.joint, tu_index, s_top, t_top,
-        np.array(COUNT_BOUNDS, np.int64), cb0, wp0, lb0, vocab.max_length,
+        np.array(COUNT_BOUNDS, np.int64), cb0, wp0, lb0, vocab.max_length, vocab.n_top,
     )
 
 
