@@ -358,6 +358,14 @@ def test_cli_tune_sgd(scorer_pool, shared_data, cli, tmp_path):
     assert sum(1 for v in weights.values() if v != 0) <= 8
     before, after = map(float, re.search(r"pool BLEU ([\d.]+) -> ([\d.]+)", proc.stderr).groups())
     assert after > before
+    # the 1-best that `smtlib rerank` writes under the new weights scores what tune reported
+    hyps = tmp_path / "onebest.txt"
+    proc = cli("rerank", "--kbest", base / "nbest.out.gz", "--weights", out, "--out", hyps)
+    assert proc.returncode == 0, proc.stderr
+    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 100
+    proc = cli("bleu", "--refs", refs, "--hyps", hyps, "--lowercase", "--score-only")
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout) == pytest.approx(after, abs=0.01)
 
 
 DTRAIN_KEYS = ("pairs", "hi lo", "loss margin", "gamma", "select weights", "learning rate", "scorer", "k", "T")
