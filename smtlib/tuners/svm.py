@@ -51,7 +51,11 @@ from smtlib.tuners.base import Tuner, TuneResult
 
 @numba.njit(cache=True, nogil=True)
 def _sweep(dense, indptr, indices, data, offsets, cost, oracle, order, ws_rows, ws_alpha, ws_count, w, c_max, eps, inner):
-    """One cutting-plane sweep with per-sentence SMO; returns the largest violation seen."""
+    """One cutting-plane sweep with per-sentence SMO.
+
+    Returns the largest violation seen: of a primal constraint beyond the sentence's slack, or of
+    the dual optimality condition (gain gap of the best SMO pair) within a sentence.
+    """
     cap = ws_rows.shape[1]
     worst = 0.0
     gains = np.empty(cap)
@@ -103,7 +107,9 @@ def _sweep(dense, indptr, indices, data, offsets, cost, oracle, order, ws_rows, 
                 r = ws_rows[s, k]
                 gains[k] = cost[r] + row_dot(dense, indptr, indices, data, r, w) - score_o
                 used += ws_alpha[s, k]
-            slack = max(c_max - used, 0.0)
+            slack = c_max - used
+            if slack <= 1e-12 * c_max:
+                slack = 0.0  # rounding residue of sum(alpha) = c_max: the slack has no mass to give
             up, g_up = -1, 0.0  # -1 is the slack variable (gain 0)
             down, g_down = -1, np.inf
             if slack > 0.0:
@@ -113,8 +119,10 @@ def _sweep(dense, indptr, indices, data, offsets, cost, oracle, order, ws_rows, 
                     up, g_up = k, gains[k]
                 if ws_alpha[s, k] > 0.0 and gains[k] < g_down:
                     down, g_down = k, gains[k]
-            if up == down or g_up - g_down <= 1e-3 * eps or g_down == np.inf:
+            if up == down or g_down == np.inf or g_up - g_down <= eps:
                 break
+            # the dual is not optimal for this sentence yet: keep sweeping
+            worst = max(worst, g_up - g_down)
             if up >= 0 and down >= 0:
                 q = row_diff_sq(dense, indptr, indices, data, ws_rows[s, up], ws_rows[s, down])
             elif up >= 0:
