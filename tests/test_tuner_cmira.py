@@ -1,0 +1,116 @@
+"""Corpus-level MIRA (``cmira``, Tan et al. 2013, Algorithm 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
+from smtlib.tuners._losses import sentence_bleu
+from smtlib.tuners.cmira import CorpusMira, _incremental_choice
+from tests.test_tuner_mr import (
+    check_all_zero_features_warns,
+    check_cli,
+    check_deterministic,
+    check_edge_cases,
+    check_real_data,
+    check_separable,
+    init_for,
+    separable_pool,
+)
+
+
+def reference_cmira(pool, init, C, epochs, scale=100.0):
+    """Algorithm 1 line by line with plain Python loops over sentences (slow, obviously correct)."""
+    x = pool.features().toarray()
+    b = scale * sentence_bleu(pool, "bleu+1")
+    present = [s for s in range(pool.n_sentences) if pool.offsets[s + 1] > pool.offsets[s]]
+    m = len(present)
+    w = init.copy()
+    history = [w.copy()]
+    best_w, best_bleu = w.copy(), -1.0
+    for t in range(epochs + 1):
+        avg = np.mean(history, axis=0)
+        onebest = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ avg, -r)) for s in present]
+        bleu = corpus_bleu_from_stats(pool.stats[onebest])
+        if bleu > best_bleu:
+            best_bleu, best_w = bleu, avg
+        if t == epochs:
+            break
+        hope = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ w + b[r], -r)) for s in present]
+        fear = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ w - b[r], -r)) for s in present]
+        delta_b = scale * (bleu_from_stats(pool.stats[hope].sum(0), smooth_method="none") - bleu_from_stats(pool.stats[fear].sum(0), smooth_method="none"))
+        delta_h = x[fear].mean(0) - x[hope].mean(0)
+        if delta_h @ delta_h > 0:
+            eta = min(C, max(0.0, (delta_b + w @ delta_h) / (delta_h @ delta_h)))
+            w = w - eta * delta_h
+        history.append(w.copy())
+    return best_w, best_bleu
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_matches_line_by_line_reference(sparse):
+    pool = separable_pool(n_sentences=5, per_sentence=7, seed=31, sparse=sparse)
+    pool.dense[:, 0] += np.random.default_rng(3).standard_normal(pool.n_hypotheses)
+    init = init_for(pool)
+    result = CorpusMira(seed=0, C=0.05, epochs=30)(pool, init)
+    w_ref, bleu_ref = reference_cmira(pool, init, 0.05, 30)
+    np.testing.assert_allclose(result.weights, w_ref, rtol=1e-9, atol=1e-12)
+    assert result.info["train_bleu"] == pytest.approx(100 * bleu_ref)
+
+
+def test_incremental_choice_is_greedy_on_the_partial_document():
+    pool = separable_pool(n_sentences=3, per_sentence=4, seed=32)
+    scores = np.random.default_rng(0).standard_normal(pool.n_hypotheses)
+    chosen = _incremental_choice(scores, pool.stats, pool.offsets, 100.0)
+    doc = np.zeros(10)
+    for k, s in enumerate(range(pool.n_sentences), 1):
+        rows = range(pool.offsets[s], pool.offsets[s + 1])
+        def gain(r):
+            total = doc + pool.stats[r]
+            m, t = total[2:6].copy(), total[6:10].copy()
+            m[1:] += 1
+            t[1:] += 1
+            bp = min(0.0, 1 - total[1] / total[0])
+            return scores[r] + 100.0 * k * np.exp(np.mean(np.log(m / t)) + bp)
+        expected = max(rows, key=lambda r: (gain(r), -r))
+        assert chosen[s] == expected
+        doc += pool.stats[expected]
+
+
+def test_one_update_per_epoch_with_percent_bleu():
+    """Tan et al.'s Table 4: c-MIRA updates once per epoch (the hinge stays active)."""
+    pool = separable_pool(seed=33)
+    pool.dense[:, 0] += np.random.default_rng(4).standard_normal(pool.n_hypotheses)
+    result = CorpusMira(seed=0, epochs=50)(pool, init_for(pool))
+    assert result.info["updates"] == 50
+
+
+def test_incremental_option_runs():
+    pool = separable_pool(seed=34)
+    result = CorpusMira(seed=0, epochs=20, hope_bleu="incremental")(pool, init_for(pool))
+    assert np.all(np.isfinite(result.weights))
+
+
+def test_separable():
+    check_separable("cmira", C=0.1)
+    check_separable("cmira", sparse=True, C=0.1)
+
+
+def test_edge_cases():
+    check_edge_cases("cmira", epochs=50)
+    check_edge_cases("cmira", epochs=10, hope_bleu="incremental")
+    check_all_zero_features_warns("cmira", epochs=10)
+
+
+def test_deterministic():
+    check_deterministic("cmira", epochs=50)
+
+
+def test_cli(cli, tmp_path):
+    check_cli("cmira", cli, tmp_path, ("--set", "epochs=20"))
+
+
+@pytest.mark.data
+def test_real_pool(shared_data, cli, tmp_path):
+    check_real_data("cmira", shared_data, cli, tmp_path)
