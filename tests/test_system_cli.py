@@ -1,0 +1,218 @@
+"""``smtlib train``: bad input, the stages, a whole build on a toy corpus, and (with the shared data)
+a small Multi30k system."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from smtlib.system.modeldir import prepare_input, read_model_spec
+from smtlib.weights import read_weights
+
+
+def _toy_corpus(tmp: pathlib.Path, n: int = 60, seed: int = 0) -> tuple[pathlib.Path, pathlib.Path]:
+    """A synthetic pair: word-for-word translation with adjective-noun swaps (French-like order)."""
+    rng = np.random.default_rng(seed)
+    nouns = [("chat", "cat"), ("chien", "dog"), ("maison", "house"), ("voiture", "car"), ("homme", "man")]
+    adjs = [("noir", "black"), ("grand", "big"), ("rouge", "red")]
+    verbs = [("voit", "sees"), ("aime", "likes")]
+    src, tgt = [], []
+    for _ in range(n):
+        (n1, e1), (n2, e2) = (nouns[k] for k in rng.integers(0, len(nouns), 2))
+        (a, ea), (v, ev) = adjs[rng.integers(len(adjs))], verbs[rng.integers(len(verbs))]
+        src.append(f"le {n1} {a} {v} le {n2} .")
+        tgt.append(f"the {ea} {e1} {ev} the {e2} .")
+    s, t = tmp / "train.fr", tmp / "train.en"
+    s.write_text("\n".join(src) + "\n", encoding="utf-8")
+    t.write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    return s, t
+
+
+def test_help_documents_every_stage(cli):
+    done = cli("train", "--help")
+    assert done.returncode == 0
+    for stage in ("build", "prepare", "align", "phrases", "reordering", "lm", "assemble", "export-moses"):
+        assert stage in done.stdout
+        sub = cli("train", stage, "--help")
+        assert sub.returncode == 0 and "--" in sub.stdout, stage
+    assert "--feature-set" in cli("train", "build", "--help").stdout
+
+
+def test_mismatched_line_counts(cli, tmp_path):
+    (tmp_path / "a").write_text("un\ndeux\n")
+    (tmp_path / "b").write_text("one\n")
+    done = cli("train", "prepare", "--src", tmp_path / "a", "--tgt", tmp_path / "b", "--src-lang", "fr",
+               "--tgt-lang", "en", "--work", tmp_path / "w")
+    assert done.returncode == 2
+    assert "has 2 lines" in done.stderr and "has 1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "w" / "corpus.src").exists()
+
+
+def test_empty_corpus(cli, tmp_path):
+    (tmp_path / "a").write_text("")
+    (tmp_path / "b").write_text("")
+    done = cli("train", "build", "--src", tmp_path / "a", "--tgt", tmp_path / "b", "--src-lang", "fr",
+               "--tgt-lang", "en", "--out", tmp_path / "m")
+    assert done.returncode == 2 and "empty" in done.stderr
+    (tmp_path / "a").write_text("\n\n")
+    (tmp_path / "b").write_text("x\n\n")
+    done = cli("train", "prepare", "--src", tmp_path / "a", "--tgt", tmp_path / "b", "--src-lang", "fr",
+               "--tgt-lang", "en", "--work", tmp_path / "w")
+    assert done.returncode == 2 and "no sentence pair left" in done.stderr
+
+
+def test_non_utf8(cli, tmp_path):
+    (tmp_path / "a").write_bytes(b"caf\xe9\n")
+    (tmp_path / "b").write_text("coffee\n")
+    done = cli("train", "prepare", "--src", tmp_path / "a", "--tgt", tmp_path / "b", "--src-lang", "fr",
+               "--tgt-lang", "en", "--work", tmp_path / "w")
+    assert done.returncode == 2 and "UTF-8" in done.stderr and ":1:" in done.stderr
+
+
+def test_stages_out_of_order(cli, tmp_path):
+    done = cli("train", "assemble", "--work", tmp_path, "--feature-set", "small", "--out", tmp_path / "m")
+    assert done.returncode == 2 and "prepare" in done.stderr
+    done = cli("train", "phrases", "--work", tmp_path)
+    assert done.returncode == 2
+
+
+def test_prepare_tokenizes_raw_text_and_reports_counts(cli, tmp_path):
+    (tmp_path / "a").write_text("Le chat, noir.\n\nUn chien l'aime.\n" + "x " * 100 + "\n", encoding="utf-8")
+    (tmp_path / "b").write_text("The black cat.\nx\nA dog likes it.\ny\n", encoding="utf-8")
+    done = cli("train", "prepare", "--src", tmp_path / "a", "--tgt", tmp_path / "b", "--src-lang", "fr",
+               "--tgt-lang", "en", "--work", tmp_path / "w")
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout)
+    assert (info["read"], info["dropped_empty"], info["dropped_too_long"], info["kept"]) == (4, 1, 1, 2)
+    assert info["tokenizer"] == "sacremoses"
+    assert (tmp_path / "w" / "corpus.src").read_text(encoding="utf-8").splitlines() == [
+        "le chat , noir .", "un chien l&apos; aime .",
+    ]
+
+
+@pytest.fixture(scope="module")
+def toy_models(tmp_path_factory):
+    from smtlib.cli import main
+
+    tmp = tmp_path_factory.mktemp("toy")
+    src, tgt = _toy_corpus(tmp)
+    out = {}
+    for fs in ("small", "big"):
+        code = main(["train", "build", "--src", str(src), "--tgt", str(tgt), "--src-lang", "fr", "--tgt-lang", "en",
+                     "--feature-set", fs, "--out", str(tmp / fs), "--seed", "3"])
+        assert code == 0
+        out[fs] = tmp / fs
+    return tmp, src, tgt, out
+
+
+def test_toy_build_small(toy_models):
+    _, _, _, models = toy_models
+    spec = read_model_spec(models["small"])
+    assert spec.dense_weight_names() == [
+        "TranslationModel0_0", "TranslationModel0_1", "TranslationModel0_2", "TranslationModel0_3", "LM0_0",
+        "WordPenalty0_0", "Distortion0_0",
+    ]
+    assert spec.reordering == [] and spec.sparse_templates == [] and spec.tokenized_input
+    assert list(read_weights(models["small"] / "weights.init")) == spec.dense_weight_names()
+    lines = gzip.open(models["small"] / "phrase-table.0.gz", "rt", encoding="utf-8").read().splitlines()
+    assert all(len(line.split(" ||| ")) == 5 for line in lines)
+    table = {tuple(line.split(" ||| ")[:2]): line.split(" ||| ") for line in lines}
+    # "chat" is always translated "cat": the best target of "chat" by p(e|f) is "cat".
+    best = max((float(v[2].split()[2]), e) for (f, e), v in table.items() if f == "chat")
+    assert best[1] == "cat"
+
+
+def test_toy_build_big(toy_models):
+    _, _, _, models = toy_models
+    spec = read_model_spec(models["big"])
+    assert len(spec.dense_weight_names()) == 18
+    assert [c.name for c in spec.phrase_tables] == ["TranslationModel0", "TranslationModel1"]
+    assert [(c.name, c.order) for c in spec.language_models] == [("LM0", 4), ("LM1", 2)]
+    assert spec.sparse_templates == ["tgt-unal", "count-bin", "word-pair", "length-bin"]
+    assert all(c.description for c in spec.phrase_tables + spec.language_models + spec.reordering)
+    pt = gzip.open(models["big"] / "phrase-table.0.gz", "rt", encoding="utf-8").read().splitlines()
+    rt = gzip.open(models["big"] / "reordering-table.0.gz", "rt", encoding="utf-8").read().splitlines()
+    assert all(len(line.split(" ||| ")) == 6 for line in pt)
+    assert [line.split(" ||| ")[:2] for line in pt] == [line.split(" ||| ")[:2] for line in rt]
+    assert all(len(line.split(" ||| ")[2].split()) == 6 for line in rt)
+    # "le N A voit" -> "the A N sees": the word before "sees" (the noun) is not aligned to the word
+    # before "voit" (the adjective) nor after it, so the previous orientation of (voit, sees) is
+    # discontinuous; the next one is monotone ("le" -> "the").
+    row = {tuple(line.split(" ||| ")[:2]): [float(x) for x in line.split(" ||| ")[2].split()] for line in rt}
+    m_prev, s_prev, d_prev, m_next, s_next, d_next = row[("voit", "sees")]
+    assert d_prev > max(m_prev, s_prev) and m_next > max(s_next, d_next)
+    assert prepare_input(spec, "Le  chat") == "le chat"
+
+
+def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
+    tmp, src, tgt, models = toy_models
+    work = tmp / "stages"
+    steps = [
+        ["prepare", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en", "--work", work],
+        ["align", "--work", work, "--seed", "3", "--threads", "1"],
+        ["phrases", "--work", work, "--index", "0", "--sparse"],
+        ["reordering", "--work", work, "--index", "0"],
+        ["phrases", "--work", work, "--index", "1", "--symmetrization", "union"],
+        ["lm", "--work", work, "--index", "0", "--order", "4", "--check", tgt],
+        ["lm", "--work", work, "--index", "1", "--order", "2"],
+        ["assemble", "--work", work, "--feature-set", "big", "--out", tmp / "big-staged"],
+    ]
+    for step in steps:
+        done = cli("train", *step)
+        assert done.returncode == 0, (step, done.stderr)
+        if step[0] == "lm" and "--check" in step:
+            check = json.loads(done.stdout)["check"]
+            assert check["relative_difference"] < 1e-5
+    for name in ("phrase-table.0.gz", "phrase-table.1.gz", "reordering-table.0.gz", "lm.0.arpa.gz", "lm.1.arpa.gz"):
+        assert (tmp / "big-staged" / name).read_bytes() == (models["big"] / name).read_bytes(), name
+    assert read_model_spec(tmp / "big-staged") == read_model_spec(models["big"])
+
+
+def test_export_moses(toy_models, cli):
+    tmp, _, _, models = toy_models
+    (tmp / "w.txt").write_text("LM0_0 0.7\nTranslationModel0_2 0.1\ntu_the 0.05\n")
+    done = cli("train", "export-moses", "--model", models["big"], "--out", tmp / "moses", "--weights", tmp / "w.txt")
+    assert done.returncode == 0, done.stderr
+    ini = (tmp / "moses").joinpath("moses.ini").read_text()
+    assert "PhraseDictionaryMemory name=TranslationModel1 num-features=4" in ini
+    assert "LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff" in ini
+    assert "KENLM name=LM1 factor=0" in ini and "order=2" in ini
+    assert "LM0= 0.7" in ini and "tu_the= 0.05" in ini
+    for line in ini.splitlines():
+        if "path=" in line:
+            assert pathlib.Path(line.split("path=")[1].split()[0]).is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_small_multi30k_system(shared_data, tmp_path, cli):
+    tok = shared_data / "multi30k" / "tok"
+    for lang in ("fr", "en"):
+        with gzip.open(tok / f"train.lc.norm.tok.{lang}.gz", "rt", encoding="utf-8") as fh:
+            lines = [next(fh) for _ in range(3000)]
+        (tmp_path / f"train.{lang}").write_text("".join(lines), encoding="utf-8")
+    done = cli("train", "build", "--src", tmp_path / "train.fr", "--tgt", tmp_path / "train.en", "--src-lang", "fr",
+               "--tgt-lang", "en", "--feature-set", "medium", "--out", tmp_path / "m", "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "m" / "build.json").read_text())
+    prep = report["stages"]["prepare"]["result"]
+    assert prep["read"] == 3000 and prep["tokenizer"] == ""  # already tokenized: left as it is
+    phrases = report["stages"]["phrases0+reordering"]["result"]
+    assert 50_000 < phrases["distinct_pairs"] < 300_000
+    spec = read_model_spec(tmp_path / "m")
+    assert len(spec.dense_weight_names()) == 18 and spec.lowercase
+    pt = gzip.open(tmp_path / "m" / "phrase-table.0.gz", "rt", encoding="utf-8").read().splitlines()
+    assert len(pt) == phrases["pairs_written"]
+    table = {tuple(line.split(" ||| ")[:2]): [float(x) for x in line.split(" ||| ")[2].split()] for line in pt}
+    assert table[("chien", "dog")][2] > 0.5  # p(dog | chien)
+    # LM check against kenlm on held-out captions.
+    val = tmp_path / "val.en"
+    with gzip.open(tok / "val.lc.norm.tok.en.gz", "rt", encoding="utf-8") as fh:
+        val.write_text(fh.read(), encoding="utf-8")
+    done = cli("train", "lm", "--work", tmp_path / "m" / "work", "--index", "0", "--order", "4", "--check", val)
+    check = json.loads(done.stdout)["check"]
+    assert check["relative_difference"] < 1e-5 and check["perplexity_kenlm"] < 200
