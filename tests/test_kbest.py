@@ -136,6 +136,34 @@ def test_every_shared_nbest_file_parses(shared_data):
         assert pool.dense.shape[1] >= 1, path
 
 
+def _pool_with(paths, fast):
+    from smtlib.kbest.pool import _PoolBuilder
+
+    builder = _PoolBuilder(fast=fast)
+    for path in paths:
+        builder.add_file(path)
+    return builder.build()
+
+
+def _assert_same_pool(a, b):
+    assert a.texts == b.texts and a.feature_names == b.feature_names and a.extras == b.extras
+    np.testing.assert_array_equal(a.offsets, b.offsets)
+    np.testing.assert_array_equal(a.features().toarray(), b.features().toarray())
+    np.testing.assert_array_equal(a.totals, b.totals)
+
+
+def test_fast_and_line_by_line_parsers_agree(tmp_path):
+    text = MODERN + "0 ||| the  house ||| LM0= -4.5 TranslationModel0= -1 -2 -3 -4 WT_a= 2 ||| -7\n" + "1 ||| x ||| LM0= 1e-3 TranslationModel0= .5 -2. 3 +4 ||| 2\n"
+    path = write(tmp_path, "a.nbest", text)
+    _assert_same_pool(_pool_with([path], True), _pool_with([path], False))
+
+
+@pytest.mark.data
+def test_fast_and_line_by_line_parsers_agree_on_shared_data(shared_data):
+    for path in _nbest_files(shared_data):
+        _assert_same_pool(_pool_with([path], True), _pool_with([path], False))
+
+
 @pytest.mark.data
 def test_merge_counts_equal_moses_extractor(shared_data):
     # mert.extractor-bin truth: 1,020 / 2,019 / 3,019 / 3,963 / 4,932 lines incl. 20 header lines.
