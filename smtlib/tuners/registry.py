@@ -12,6 +12,8 @@ from smtlib.errors import InputError
 TUNERS: dict[str, str] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
     "mert": "smtlib.tuners.mert:Mert",
+    "kbmira": "smtlib.tuners.kbmira:KbMira",
+    "pro": "smtlib.tuners.pro:Pro",
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
     "mr": "smtlib.tuners.mr:MinimumRisk",
     "svm": "smtlib.tuners.svm:LatentSVM",
