@@ -113,31 +113,44 @@ def to_moses_ini(weights: Mapping[str, float]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
-    """Read the ``[weight]`` section of a moses.ini into smtlib names.
+#: old-style moses.ini sections (one value per line) and the n-best label of their feature
+OLD_SECTIONS = {"weight-d": "d", "weight-l": "lm", "weight-t": "tm", "weight-w": "w", "weight-generation": "g", "weight-i": "I"}
 
-    A feature with several values becomes ``NAME_0 .. NAME_{n-1}``; a feature with one value becomes
-    ``NAME_0`` too, unless its name contains ``_`` (Moses's rule for sparse feature names), in which
-    case it keeps its own name.
+
+def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
+    """Read the weights of a moses.ini into smtlib names.
+
+    Both dialects are read: the ``[weight]`` section (``NAME= v0 v1 ...``; a feature with several
+    values becomes ``NAME_0 .. NAME_{n-1}``, a feature with one value ``NAME_0`` too unless its
+    name contains ``_``, Moses's rule for sparse features) and the old sections ``[weight-d]``,
+    ``[weight-l]``, ``[weight-t]``, ``[weight-w]`` with one value per line (``d_0`` ... ``w_0``, the
+    names of the old n-best dialect).
 
     Raises
     ------
     InputError
-        If the file has no ``[weight]`` section or a value is not a number.
+        If the file has no weights or a value is not a number.
     """
     lines = read_lines(path, what="moses.ini")
     weights: dict[str, float] = {}
-    in_section = False
-    found = False
+    section = None
     for lineno, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         if line.startswith("["):
-            in_section = line == "[weight]"
-            found = found or in_section
+            section = line.strip("[]")
             continue
-        if not in_section:
+        if section in OLD_SECTIONS:
+            label = OLD_SECTIONS[section]
+            try:
+                value = float(line)
+            except ValueError:
+                raise InputError(f"non-numeric weight in [{section}]: {line!r}", path, lineno) from None
+            k = sum(1 for name in weights if name.rsplit("_", 1)[0] == label)
+            weights[f"{label}_{k}"] = value
+            continue
+        if section != "weight":
             continue
         if "=" not in line:
             raise InputError(f"expected 'NAME= values' in [weight], got {line!r}", path, lineno)
@@ -154,6 +167,6 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
         else:
             for k, value in enumerate(values):
                 weights[f"{name}_{k}"] = value
-    if not found:
-        raise InputError("no [weight] section", path)
+    if not weights:
+        raise InputError("no weights found ([weight] or [weight-*] sections)", path)
     return weights

@@ -136,3 +136,12 @@ def test_help_and_unknown_command(cli):
     assert cli("bleu", "--help").returncode == 0
     assert cli("no-such-command").returncode == 2
     assert cli("tune", "no-such-method", "--kbest", "x").returncode == 2
+
+
+@pytest.mark.data
+def test_old_moses_ini_weights(cli, shared_data, tmp_path):
+    ini = shared_data / "moses-mert-nbest/regression/mert-moses-new-aggregate/moses.ini.gz"
+    assert cli("weights", "from-moses-ini", ini, "--out", tmp_path / "w.txt").returncode == 0
+    weights = read_weights(tmp_path / "w.txt")
+    assert list(weights) == [f"d_{k}" for k in range(7)] + ["lm_0"] + [f"tm_{k}" for k in range(5)] + ["w_0"]
+    assert weights["d_0"] == 0.4 and weights["lm_0"] == 0.5 and weights["w_0"] == -1.0
