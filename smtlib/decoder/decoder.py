@@ -17,7 +17,6 @@ import numba
 import numpy as np
 
 from smtlib.decoder.lattice import Lattice, kbest_nb
-from smtlib.decoder.lm import lm_score_word
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
 from smtlib.decoder.search import search_nb
 
@@ -139,21 +138,11 @@ def _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head):
 
 
 @numba.njit(cache=True)
-def _edge_features_nb(sel, goal, n, use_lr, e_tail, e_head, e_opt, n_last_end, n_last_start, n_last_opt, n_ctx, n_bo,
-                      n_len, o_start, o_end, o_woff, o_words, o_lr, lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask,
-                      lm_order, lm_map, lm_eos):
-    """LM, distortion and reordering increments of the selected edges (replayed from the tail's state)."""
-    n_lm = lm_order.shape[0]
+def _edge_features_nb(sel, use_lr, e_tail, e_opt, n_last_end, n_last_start, n_last_opt, o_start, o_end, o_lr):
+    """Distortion and reordering increments of the selected edges (the LM's come from the search)."""
     E = sel.shape[0]
-    lm = np.zeros((E, n_lm))
     dist = np.zeros(E)
     lr = np.zeros((E, 6))
-    M = n_ctx.shape[2]
-    ca = np.zeros(M + 1, dtype=np.int64)
-    ba = np.zeros(M + 1, dtype=np.float32)
-    cb = np.zeros(M + 1, dtype=np.int64)
-    bb = np.zeros(M + 1, dtype=np.float32)
-    scratch = np.zeros(M + 2, dtype=np.bool_)
     for i in range(E):
         e = sel[i]
         u = e_tail[e]
@@ -172,24 +161,7 @@ def _edge_features_nb(sel, goal, n, use_lr, e_tail, e_head, e_opt, n_last_end, n
             lr[i, orient] = o_lr[o, orient]
             if n_last_opt[u] >= 0:
                 lr[i, 3 + orient] = o_lr[n_last_opt[u], 3 + orient]
-        for k in range(n_lm):
-            ln = n_len[u, k]
-            for j in range(ln):
-                ca[j] = n_ctx[u, k, j]
-                ba[j] = n_bo[u, k, j]
-            total = 0.0
-            for wi in range(o_woff[o], o_woff[o + 1]):
-                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba,
-                                       ln, lm_map[k, o_words[wi]], cb, bb, scratch)
-                total += lp
-                ca, cb = cb, ca
-                ba, bb = bb, ba
-            if e_head[e] == goal and n > 0:
-                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba,
-                                       ln, lm_eos[k], cb, bb, scratch)
-                total += lp
-            lm[i, k] = total
-    return lm, dist, lr
+    return dist, lr
 
 
 @numba.njit(cache=True)
@@ -232,6 +204,8 @@ class Decoder:
         self.lm_bos = np.array([lm.vocab["<s>"] for lm in model.lms], dtype=np.int64)
         self.lm_eos = np.array([lm.vocab["</s>"] for lm in model.lms], dtype=np.int64)
         self._cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: search counters summed over sentences: options looked at, LM evaluations, hypotheses kept
+        self.counters = np.zeros(4, dtype=np.int64)
 
     # ------------------------------------------------------------------ options
     def _phrase_lm(self, phrases: list[tuple[int, ...]]) -> np.ndarray:
@@ -240,7 +214,7 @@ class Decoder:
         offs = np.zeros(len(phrases) + 1, dtype=np.int64)
         offs[1:] = np.cumsum([len(p) for p in phrases])
         flat = np.array([w for p in phrases for w in p], dtype=np.int64)
-        return _lm_estimate_nb(m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
+        return _lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
                                flat, offs)
 
     def _ranked(self, srcs: list[str]) -> None:
@@ -357,12 +331,12 @@ class Decoder:
             if res[0] < 0:
                 raise RuntimeError(f"sentence {sent_id}: the search found no complete translation")
         (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, n_ctx, n_bo, n_len,
-         e_tail, e_head, e_opt, e_score) = res
+         e_tail, e_head, e_opt, e_score, e_lm, stats) = res
+        self.counters += stats
         new_id, n_nodes, sel = _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head)
-        lm, dist, lr = _edge_features_nb(sel, goal, opts.n, self.use_lr, e_tail, e_head, e_opt, n_last_end,
-                                         n_last_start, n_last_opt, n_ctx, n_bo, n_len, opts.start, opts.end, opts.woff,
-                                         opts.words, opts.lr, m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off,
-                                         m.lm_mask, m.lm_order, m.lm_map, self.lm_eos)
+        dist, lr = _edge_features_nb(sel, self.use_lr, e_tail, e_opt, n_last_end, n_last_start, n_last_opt,
+                                     opts.start, opts.end, opts.lr)
+        lm = e_lm[sel]
         lay = m.layout
         opt = e_opt[sel]
         ent = opts.entry[opt]
@@ -390,13 +364,17 @@ class Decoder:
         if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):
             bad = int(np.argmax(np.abs(recomputed - deltas)))
             raise RuntimeError(f"sentence {sent_id}: edge score {deltas[bad]} != w.h {recomputed[bad]}")
-        woff = np.zeros(len(sel) + 1, dtype=np.int64)
-        woff[1:] = np.cumsum(opts.woff[opt + 1] - opts.woff[opt])
-        wids = np.concatenate([opts.words[opts.woff[o] : opts.woff[o + 1]] for o in opt]) if len(opt) else np.zeros(
-            0, dtype=np.int64)
         max_pops = k * cfg.nbest_factor if cfg.distinct else k
-        scores, offs, edges = kbest_nb(n_nodes, tails, heads, deltas, woff, wids.astype(np.int64), max(k, 1),
-                                       max(max_pops, k, 1), cfg.distinct)
+        scores, offs, edges = kbest_nb(n_nodes, tails, heads, deltas, opts.woff[opt], opts.woff[opt + 1], opts.words,
+                                       max(k, 1), max(max_pops, k, 1), cfg.distinct)
+        phrase_cache: dict[int, tuple[str, ...]] = {}
+
+        def phrase(e: int) -> tuple[str, ...]:
+            o = int(opt[e])
+            if o not in phrase_cache:
+                phrase_cache[o] = tuple(m.words[w] for w in opts.words[opts.woff[o] : opts.woff[o + 1]].tolist())
+            return phrase_cache[o]
+
         sparse_cache: dict[int, dict[str, float]] = {}
 
         def edge_sparse(e: int) -> dict[str, float]:
@@ -408,7 +386,7 @@ class Decoder:
         lines = []
         for i in range(len(scores)):
             path = edges[offs[i] : offs[i + 1]]
-            words = [m.words[w] for e in path for w in wids[woff[e] : woff[e + 1]]]
+            words = [w for e in path.tolist() for w in phrase(e)]
             h_dense = _round(dense[path].sum(axis=0))
             h_sparse: dict[str, float] = {}
             for e in path:
@@ -426,7 +404,7 @@ class Decoder:
         lat = None
         if lattice:
             lat = Lattice(sent_id, n_nodes, tails, heads,
-                          [tuple(m.words[w] for w in wids[woff[e] : woff[e + 1]]) for e in range(len(sel))],
+                          [phrase(e) for e in range(len(sel))],
                           dense, [edge_sparse(e) for e in range(len(sel))], list(lay.names))
         return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
                               lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
@@ -442,7 +420,7 @@ class Decoder:
         cfg = self.config
         return search_nb(opts.n, opts.maxlen, cfg.stack_size, dl, self.use_lr, opts.start, opts.end, opts.woff,
                          opts.words, opts.static, opts.lr, opts.bound, opts.span_first, opts.span_cnt, opts.fct,
-                         m.lm_keys, m.lm_prob, m.lm_bo, m.lm_ext, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
+                         m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
                          self.lm_bos, self.lm_eos, self.w_lm, self.w_dist, self.w_lr)
 
     def _empty(self, sent_id: int, lattice: bool) -> SentenceResult:

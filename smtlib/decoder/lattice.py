@@ -245,10 +245,10 @@ def _best_chain(v, off, in_sorted, tails, buf, pos):
 
 
 @numba.njit(cache=True)
-def kbest_nb(n_nodes, tails, heads, deltas, woff, words, k, max_pops, distinct):
+def kbest_nb(n_nodes, tails, heads, deltas, wstart, wend, words, k, max_pops, distinct):
     """The k best start-goal paths, lazily, by deviations from best paths (Moses's ``TrellisPath``).
 
-    A path is its parent path with the incoming edge of one node ``v`` replaced by ``v``'s
+    Edge ``e`` appends the words ``words[wstart[e]:wend[e]]``. A path is its parent path with the incoming edge of one node ``v`` replaced by ``v``'s
     ``r``-th best incoming edge, followed by the best path back to the start from that edge's tail.
     Popping a path pushes its next sibling (rank ``r+1`` at ``v``) and, for every node on its new best
     suffix, the deviation to that node's second-best incoming edge, so every path is produced exactly
@@ -332,7 +332,7 @@ def kbest_nb(n_nodes, tails, heads, deltas, woff, words, k, max_pops, distinct):
         h = np.uint64(1469598103934665603)
         for j in range(length - 1, -1, -1):
             e = seq[j]
-            for wi in range(woff[e], woff[e + 1]):
+            for wi in range(wstart[e], wend[e]):
                 h = (h ^ np.uint64(words[wi] + 1)) * np.uint64(1099511628211)
         dup = False
         if distinct:
@@ -426,7 +426,8 @@ def kbest_paths(lat: Lattice, weights: Mapping[str, float] | np.ndarray, k: int,
     deltas = lat.edge_scores(weights)
     woff, wids = lat._word_ids()
     pops = max_pops if max_pops is not None else (20 * k if distinct else k)
-    scores, offs, edges = kbest_nb(lat.n_nodes, lat.tails, lat.heads, deltas, woff, wids, k, max(pops, k), distinct)
+    scores, offs, edges = kbest_nb(lat.n_nodes, lat.tails, lat.heads, deltas, woff[:-1], woff[1:], wids, k,
+                                   max(pops, k), distinct)
     paths = [edges[offs[i] : offs[i + 1]].tolist() for i in range(len(scores))]
     return scores.tolist(), offs.tolist(), paths
 

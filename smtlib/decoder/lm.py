@@ -50,13 +50,14 @@ def hash_step(h: np.uint64, word: np.int64) -> np.uint64:
 
 @numba.njit(cache=True, inline="always")
 def hash_final(h: np.uint64) -> np.uint64:
-    """MurmurHash3's 64-bit finalizer, forced non-zero (0 marks an empty slot)."""
+    """MurmurHash3's 64-bit finalizer with bit 1 set (0 marks an empty slot) and bit 0 clear (it
+    holds the entry's "extendable" flag in the table)."""
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xFF51AFD7ED558CCD)
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xC4CEB9FE1A85EC53)
     h ^= h >> np.uint64(33)
-    return h | np.uint64(1)
+    return (h | np.uint64(2)) & ~np.uint64(1)
 
 
 @numba.njit(cache=True)
@@ -73,26 +74,29 @@ def _keys_for(ids: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _insert_all(keys, probs, bos, ext, last, tkeys, tprob, tbo, text):
-    mask = np.uint64(tkeys.shape[0] - 1)
+def _insert_all(keys, probs, bos, ext, tab, tabf):
+    mask = np.uint64(tab.shape[0] - 1)
     for i in range(keys.shape[0]):
         k = keys[i]
         slot = k & mask
-        while tkeys[slot] != 0 and tkeys[slot] != k:
+        while tab[slot, 0] != 0 and (tab[slot, 0] & ~np.uint64(1)) != k:
             slot = (slot + np.uint64(1)) & mask
-        tkeys[slot] = k
-        tprob[slot] = probs[i]
-        tbo[slot] = bos[i]
-        text[slot] = ext[i]
+        tab[slot, 0] = k | np.uint64(1) if ext[i] else k
+        tabf[slot, 2] = probs[i]
+        tabf[slot, 3] = bos[i]
 
 
 @numba.njit(cache=True, inline="always")
-def table_find(tkeys: np.ndarray, off: np.int64, mask: np.uint64, key: np.uint64) -> np.int64:
-    """Slot of ``key`` in the table region starting at ``off``, or -1."""
+def table_find(tab: np.ndarray, off: np.int64, mask: np.uint64, key: np.uint64) -> np.int64:
+    """Row of ``key`` in the table region starting at ``off``, or -1.
+
+    The table is one ``(size, 2)`` uint64 array (key with the flag in bit 0, then the float32
+    probability and back-off), so a probe touches one 16-byte row: one cache line.
+    """
     slot = key & mask
     while True:
-        k = tkeys[off + np.int64(slot)]
-        if k == key:
+        k = tab[off + np.int64(slot), 0]
+        if (k & ~np.uint64(1)) == key:
             return off + np.int64(slot)
         if k == 0:
             return -1
@@ -100,13 +104,14 @@ def table_find(tkeys: np.ndarray, off: np.int64, mask: np.uint64, key: np.uint64
 
 
 @numba.njit(cache=True)
-def lm_score_word(tkeys, tprob, tbo, text, off, mask, order, unk, ctx, ctx_bo, ctx_len, word, out_ctx, out_bo, scratch):
+def lm_score_word(tab, tabf, off, mask, order, unk, ctx, ctx_bo, ctx_len, word, out_ctx, out_bo, scratch):
     """Score one word after a minimized state; write the new state.
 
     Parameters
     ----------
-    tkeys, tprob, tbo, text
-        The hash table arrays (keys, natural-log probabilities, back-offs, "extendable" flags).
+    tab, tabf
+        The hash table (see :func:`table_find`) and its float32 view (column 2 the natural-log
+        probability, column 3 the back-off).
     off, mask, order, unk
         This LM's region of the table, its size mask, its order and its ``<unk>`` id.
     ctx, ctx_bo, ctx_len
@@ -124,26 +129,26 @@ def lm_score_word(tkeys, tprob, tbo, text, off, mask, order, unk, ctx, ctx_bo, c
     (log_prob, new_len)
     """
     h = hash_step(np.uint64(0xCBF29CE484222325), word)
-    slot = table_find(tkeys, off, mask, hash_final(h))
+    slot = table_find(tab, off, mask, hash_final(h))
     if slot < 0:
         word = unk
         h = hash_step(np.uint64(0xCBF29CE484222325), word)
-        slot = table_find(tkeys, off, mask, hash_final(h))
-    prob = np.float64(tprob[slot])
+        slot = table_find(tab, off, mask, hash_final(h))
+    prob = np.float64(tabf[slot, 2])
     matched = 1
     # back-offs and "extendable" flags of the matched n-grams "... w" of length 1..matched
-    out_bo[0] = tbo[slot]
-    scratch[0] = text[slot]
+    out_bo[0] = tabf[slot, 3]
+    scratch[0] = (tab[slot, 0] & np.uint64(1)) != 0
     limit = min(ctx_len, order - 1)
     for i in range(1, limit + 1):
         h = hash_step(h, ctx[ctx_len - i])
-        s = table_find(tkeys, off, mask, hash_final(h))
+        s = table_find(tab, off, mask, hash_final(h))
         if s < 0:
             break
-        prob = np.float64(tprob[s])
+        prob = np.float64(tabf[s, 2])
         if i < order - 1:
-            out_bo[i] = tbo[s]
-            scratch[i] = text[s]
+            out_bo[i] = tabf[s, 3]
+            scratch[i] = (tab[s, 0] & np.uint64(1)) != 0
         matched = i + 1
     # contexts longer than the match back off
     for j in range(matched - 1, ctx_len):
@@ -169,10 +174,11 @@ class NGramLM:
         The n-gram order.
     vocab
         Word -> id; ``<unk>`` is id 0, ``<s>`` and ``</s>`` are present.
-    keys, prob, bo, ext
-        The hash table: 64-bit keys (0 = empty), natural-log probability and back-off (float32), and
-        whether an entry must be kept in a state (it is a context of a longer n-gram or has a
-        non-zero back-off).
+    tab, tabf
+        The hash table (:func:`table_find`): per row the 64-bit key (0 = empty) whose bit 0 says
+        whether the entry must be kept in a state (it is a context of a longer n-gram or has a
+        non-zero back-off), then the natural-log probability and back-off as float32 (``tabf``, a
+        float32 view of the same memory, columns 2 and 3).
     max_word_prob
         For every word id, the highest natural-log probability of any n-gram ending in it plus the
         most the back-offs can add (a context-free upper bound on ``log p(w | h)``).
@@ -182,16 +188,14 @@ class NGramLM:
 
     order: int
     vocab: dict[str, int]
-    keys: np.ndarray
-    prob: np.ndarray
-    bo: np.ndarray
-    ext: np.ndarray
+    tab: np.ndarray
+    tabf: np.ndarray
     max_word_prob: np.ndarray
     n_ngrams: list[int]
 
     @property
     def mask(self) -> np.uint64:
-        return np.uint64(self.keys.shape[0] - 1)
+        return np.uint64(self.tab.shape[0] - 1)
 
     @property
     def unk(self) -> int:
@@ -207,8 +211,8 @@ class NGramLM:
         length = 0
         if bos:
             ctx[0] = self.vocab["<s>"]
-            s = table_find(self.keys, 0, self.mask, _keys_for(np.array([[ctx[0]]], dtype=np.int64))[0])
-            ctx_bo[0] = self.bo[s]
+            s = table_find(self.tab, 0, self.mask, _keys_for(np.array([[ctx[0]]], dtype=np.int64))[0])
+            ctx_bo[0] = self.tabf[s, 3]
             length = 1 if self.order > 1 else 0
         total = 0.0
         seq = [self.word_id(w) for w in words] + ([self.vocab["</s>"]] if eos else [])
@@ -216,7 +220,7 @@ class NGramLM:
             out_ctx = np.zeros_like(ctx)
             out_bo = np.zeros_like(ctx_bo)
             p, length = lm_score_word(
-                self.keys, self.prob, self.bo, self.ext, 0, self.mask, self.order, 0, ctx, ctx_bo, length, wid,
+                self.tab, self.tabf, 0, self.mask, self.order, 0, ctx, ctx_bo, length, wid,
                 out_ctx, out_bo, np.zeros(self.order, dtype=np.bool_),
             )
             total += p
@@ -354,14 +358,12 @@ def read_arpa(path: str | os.PathLike, keep_words: set[str] | None = None) -> NG
     ext = np.concatenate(ext_sets) | (bo != 0.0)
     last = np.concatenate(all_last)
     size = 1 << max(4, int(math.ceil(math.log2(max(2 * len(keys), 2)))))
-    tkeys = np.zeros(size, dtype=np.uint64)
-    tprob = np.zeros(size, dtype=np.float32)
-    tbo = np.zeros(size, dtype=np.float32)
-    text = np.zeros(size, dtype=np.bool_)
-    _insert_all(keys, prob.astype(np.float32), bo.astype(np.float32), ext, last, tkeys, tprob, tbo, text)
+    tab = np.zeros((size, 2), dtype=np.uint64)
+    tabf = tab.view(np.float32)
+    _insert_all(keys, prob.astype(np.float32), bo.astype(np.float32), ext, tab, tabf)
     max_bo = max(0.0, float(bo.max())) if len(bo) else 0.0
     max_word_prob = np.full(len(vocab), -np.inf)
     np.maximum.at(max_word_prob, last, prob.astype(np.float32).astype(np.float64))
     max_word_prob = np.where(np.isfinite(max_word_prob), max_word_prob, float(prob.max()))
     max_word_prob += (order - 1) * max_bo
-    return NGramLM(order, vocab, tkeys, tprob, tbo, text, max_word_prob + 1e-6, n_ngrams)
+    return NGramLM(order, vocab, tab, tabf, max_word_prob + 1e-6, n_ngrams)

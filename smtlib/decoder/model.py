@@ -20,8 +20,9 @@ also noted where it is implemented):
   phrase of the tables contains, every complete hypothesis holds it exactly once and a penalty would
   be the same constant on all of them.
 * **Weights**: a dense weight name ``NAME_k`` must name a value of the model's dense features and a
-  sparse one may appear only for a ``big`` model (a name containing ``_`` that starts with one of the
-  model's sparse templates, if the model lists them); anything else is an :class:`InputError`. A
+  sparse one may appear only for a ``big`` model and must contain ``_`` (Moses's rule for sparse
+  names; a sparse feature absent from the phrase pairs of the input simply never fires); anything
+  else is an :class:`InputError`. A
   dense weight missing from the file is an error too, naming the features, unless ``allow_missing``
   (then it is 0, as ``CONTRACT.md`` says for missing features in general).
 """
@@ -124,13 +125,13 @@ class Weights:
         return np.array([self.sparse.get(n, 0.0) for n in sparse_names], dtype=np.float64)
 
 
-def _lm_estimate_batch(lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, lm_map, words, offs):
+def _lm_estimate_batch(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
     """Context-free LM score of each phrase (per LM) and its upper bound; see :func:`_lm_estimate_nb`."""
-    return _lm_estimate_nb(lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, lm_map, words, offs)
+    return _lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs)
 
 
 @numba.njit(cache=True)
-def _lm_estimate_nb(lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, lm_map, words, offs):
+def _lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
     n_lm = lm_order.shape[0]
     n_phr = offs.shape[0] - 1
     out = np.zeros((n_phr, n_lm))
@@ -148,7 +149,7 @@ def _lm_estimate_nb(lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, 
             total = 0.0
             for i in range(offs[p], offs[p + 1]):
                 wid = lm_map[k, words[i]]
-                lp, length = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0,
+                lp, length = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0,
                                            ctx_a, bo_a, length, wid, ctx_b, bo_b, scratch)
                 total += lp
                 ctx_a, ctx_b = ctx_b, ctx_a
@@ -198,10 +199,8 @@ class PhraseModel:
     entry_sparse: list[tuple[np.ndarray, np.ndarray]]
     sparse_names: list[str]
     lms: list[NGramLM]
-    lm_keys: np.ndarray = dataclasses.field(repr=False, default=None)
-    lm_prob: np.ndarray = dataclasses.field(repr=False, default=None)
-    lm_bo: np.ndarray = dataclasses.field(repr=False, default=None)
-    lm_ext: np.ndarray = dataclasses.field(repr=False, default=None)
+    lm_tab: np.ndarray = dataclasses.field(repr=False, default=None)
+    lm_tabf: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_off: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_mask: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_order: np.ndarray = dataclasses.field(repr=False, default=None)
@@ -225,11 +224,9 @@ class PhraseModel:
 
     def _finish_lms(self) -> None:
         """Concatenate the LM tables and map the decoder's vocabulary into each LM's ids."""
-        self.lm_keys = np.concatenate([lm.keys for lm in self.lms])
-        self.lm_prob = np.concatenate([lm.prob for lm in self.lms])
-        self.lm_bo = np.concatenate([lm.bo for lm in self.lms])
-        self.lm_ext = np.concatenate([lm.ext for lm in self.lms])
-        sizes = [lm.keys.shape[0] for lm in self.lms]
+        self.lm_tab = np.ascontiguousarray(np.concatenate([lm.tab for lm in self.lms]))
+        self.lm_tabf = self.lm_tab.view(np.float32)
+        sizes = [lm.tab.shape[0] for lm in self.lms]
         self.lm_off = np.array([0, *np.cumsum(sizes)[:-1]], dtype=np.int64)
         self.lm_mask = np.array([s - 1 for s in sizes], dtype=np.uint64)
         self.lm_order = np.array([lm.order for lm in self.lms], dtype=np.int64)
@@ -277,9 +274,6 @@ class PhraseModel:
             if self.spec.feature_set != "big" or "_" not in name:
                 raise InputError(f"weight {name!r} names a feature this {self.spec.feature_set} model does not have",
                                  path)
-            templates = self.spec.sparse_templates
-            if templates and not any(name.startswith(t) for t in templates):
-                raise InputError(f"sparse weight {name!r} matches none of the model's templates {templates}", path)
             sparse[name] = value
         missing = [n for n in self.layout.names if n not in weights]
         if missing and not allow_missing:

@@ -115,7 +115,7 @@ def _prune(s, keep, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive):
 @numba.njit(cache=True)
 def search_nb(n, maxlen, stack_size, dl, use_lr,
               o_start, o_end, o_woff, o_words, o_static, o_lr, o_bound, span_first, span_cnt, fct,
-              lm_keys, lm_prob, lm_bo, lm_ext, lm_off, lm_mask, lm_order, lm_map, lm_bos, lm_eos,
+              lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, lm_bos, lm_eos,
               w_lm, w_dist, w_lr):
     """Run the stack search on one sentence; return the search graph (see :func:`decode_graph`)."""
     n_lm = lm_order.shape[0]
@@ -146,6 +146,8 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     e_head = np.zeros(ecap, dtype=np.int64)
     e_opt = np.zeros(ecap, dtype=np.int64)
     e_score = np.zeros(ecap)
+    e_lm = np.zeros((ecap, n_lm))  # each edge's LM increments (for its feature vector)
+    cur_lm = np.zeros(n_lm)
     ne = 0
     hcap = 4096
     h_keys = np.zeros(hcap, dtype=np.uint64)
@@ -170,7 +172,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
             ba = np.zeros(M + 1, dtype=np.float32)
             cb = np.zeros(M + 1, dtype=np.int64)
             bb = np.zeros(M + 1, dtype=np.float32)
-            lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k], lm_order[k], 0,
+            lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0,
                           ca, ba, 0, lm_bos[k], cb, bb, scratch)
             n_bo[0, k, 0] = bb[0]
     n_fc[0] = fct[0, n]
@@ -187,6 +189,8 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     ba = np.zeros(M + 1, dtype=np.float32)
     cb = np.zeros(M + 1, dtype=np.int64)
     bb = np.zeros(M + 1, dtype=np.float32)
+    # counters: options looked at, LM evaluations, hypotheses kept (new node or extra edge)
+    stats = np.zeros(4, dtype=np.int64)
     lm_ok = True
     for k in range(n_lm):
         if w_lm[k] < 0:
@@ -249,9 +253,11 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                     ns = s + end - start
                     thresh = st_thresh[ns]
                     first = span_first[start, length - 1]
+                    stats[0] += cnt
                     for o in range(first, first + cnt):
                         if lm_ok and not complete and base + o_bound[o] + fc_new < thresh:
                             break  # options are sorted by o_bound: none of the rest can survive
+                        stats[1] += 1
                         sc = base + o_static[o]
                         if use_lr:
                             sc += w_lr[orient] * o_lr[o, orient]
@@ -262,25 +268,27 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                                 ba[j] = n_bo[u, k, j]
                             lmsum = 0.0
                             for wi in range(o_woff[o], o_woff[o + 1]):
-                                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k],
+                                lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k],
                                                        lm_order[k], 0, ca, ba, ln, lm_map[k, o_words[wi]], cb, bb,
                                                        scratch)
                                 lmsum += lp
                                 ca, cb = cb, ca
                                 ba, bb = bb, ba
                             if complete:
-                                lp, ln = lm_score_word(lm_keys, lm_prob, lm_bo, lm_ext, lm_off[k], lm_mask[k],
+                                lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k],
                                                        lm_order[k], 0, ca, ba, ln, lm_eos[k], cb, bb, scratch)
                                 lmsum += lp
                                 ca, cb = cb, ca
                                 ba, bb = bb, ba
                             sc += w_lm[k] * lmsum
+                            cur_lm[k] = lmsum
                             new_len[k] = ln
                             for j in range(ln):
                                 new_ctx[k, j] = ca[j]
                                 new_bo[k, j] = ba[j]
                         if not complete and sc + fc_new < thresh:
                             continue
+                        stats[2] += 1
                         # ---- recombination key
                         h = np.uint64(0x12345)
                         for i in range(CW):
@@ -326,11 +334,13 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                             e_head = _grow1(e_head, ecap)
                             e_opt = _grow1(e_opt, ecap)
                             e_score = _grow1(e_score, ecap)
+                            e_lm = _grow2(e_lm, ecap)
                         if found >= 0 and n_alive[found]:
                             e_tail[ne] = u
                             e_head[ne] = found
                             e_opt[ne] = o
                             e_score[ne] = sc
+                            e_lm[ne] = cur_lm
                             if sc > n_score[found]:
                                 n_score[found] = sc
                                 n_best[found] = ne
@@ -374,6 +384,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                         e_head[ne] = v
                         e_opt[ne] = o
                         e_score[ne] = sc
+                        e_lm[ne] = cur_lm
                         ne += 1
                         if found >= 0:
                             h_node[slot] = v  # replaces a pruned node with the same state
@@ -416,4 +427,4 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     return (goal, nn, ne, n_score[:nn].copy(), n_best[:nn].copy(), n_alive[:nn].copy(), n_stack[:nn].copy(),
             n_last_end[:nn].copy(), n_last_start[:nn].copy(), n_last_opt[:nn].copy(), n_ctx[:nn].copy(),
             n_bo[:nn].copy(), n_len[:nn].copy(), e_tail[:ne].copy(), e_head[:ne].copy(), e_opt[:ne].copy(),
-            e_score[:ne].copy())
+            e_score[:ne].copy(), e_lm[:ne].copy(), stats)
