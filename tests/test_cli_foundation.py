@@ -145,3 +145,20 @@ def test_old_moses_ini_weights(cli, shared_data, tmp_path):
     weights = read_weights(tmp_path / "w.txt")
     assert list(weights) == [f"d_{k}" for k in range(7)] + ["lm_0"] + [f"tm_{k}" for k in range(5)] + ["w_0"]
     assert weights["d_0"] == 0.4 and weights["lm_0"] == 0.5 and weights["w_0"] == -1.0
+
+
+def test_kbest_cli_bad_inputs(cli, files):
+    tmp, ref, _, nbest = files
+    two_refs = tmp / "two.txt"
+    two_refs.write_text("a\nb\n", encoding="utf-8")
+    result = cli("kbest", "stats", nbest, "--refs", two_refs)  # nbest has id 2
+    assert result.returncode == 2 and "sentence id 2" in result.stderr
+    empty = tmp / "empty.nbest"
+    empty.write_text("", encoding="utf-8")
+    result = cli("kbest", "merge", "--out", tmp / "o.gz", empty)
+    assert result.returncode == 2 and "empty.nbest" in result.stderr and "empty" in result.stderr
+    decreasing = tmp / "dec.nbest"
+    decreasing.write_text("1 ||| a ||| F= 1 ||| 0\n0 ||| b ||| F= 1 ||| 0\n", encoding="utf-8")
+    result = cli("kbest", "merge", "--out", tmp / "o.gz", decreasing)
+    assert result.returncode == 2 and "dec.nbest:2" in result.stderr
+    assert not (tmp / "o.gz").exists()
