@@ -127,19 +127,18 @@ class Links:
         if len(lines) != len(src_len):
             raise InputError(f"alignment has {len(lines)} lines, corpus {len(src_len)}", path)
         counts = np.zeros(len(lines) + 1, dtype=np.int64)
-        flat: list[str] = []
-        for k, line in enumerate(lines):
-            items = line.split()
-            counts[k + 1] = len(items)
-            flat.extend(items)
+        counts[1:] = [line.count("-") for line in lines]
         offsets = np.cumsum(counts)
-        if not flat:
+        text = " ".join(lines)
+        if not text.strip():
             return cls(offsets, np.zeros(0, np.int32), np.zeros(0, np.int32))
+        # One C-level split of the whole text; every link must be exactly "i-j".
+        items = text.split()
         try:
-            pairs = np.array([p.split("-") for p in flat], dtype=np.int64)
+            pairs = np.array(text.replace("-", " ").split(), dtype=np.int64).reshape(-1, 2)
         except ValueError:
             raise InputError("malformed alignment (expected 'i-j' pairs)", path) from None
-        if pairs.ndim != 2 or pairs.shape[1] != 2:
+        if len(items) != len(pairs) or len(pairs) != offsets[-1]:
             raise InputError("malformed alignment (expected 'i-j' pairs)", path)
         sent = np.repeat(np.arange(len(lines)), np.diff(offsets))
         bad = (pairs[:, 0] < 0) | (pairs[:, 1] < 0) | (pairs[:, 0] >= src_len[sent]) | (pairs[:, 1] >= tgt_len[sent])

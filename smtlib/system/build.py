@@ -65,8 +65,8 @@ from smtlib.system.lm import NGramLM
 from smtlib.system.modeldir import FEATURE_SETS, Component, ModelSpec, write_model_spec
 from smtlib.system.moses_export import (
     default_weights,
-    phrase_table_lines,
-    reordering_table_lines,
+    phrase_table_chunks,
+    reordering_table_chunks,
     write_lines,
 )
 from smtlib.system.reordering import orientation_priors, reordering_scores
@@ -264,11 +264,11 @@ def build_phrase_tables(
             info["sparse_features_fired"] = {
                 t: int(n) for t, n in zip(TEMPLATES, _per_template(fired, vocab))
             }
-        write_lines(phrase_table, phrase_table_lines(src_str, tgt_str, kept_scores[order], align_field, counts, sparse_field))
+        write_lines(phrase_table, phrase_table_chunks(src_str, tgt_str, kept_scores[order], align_field, counts, sparse_field))
     t_write = time.perf_counter()
     if reordering_table is not None:
         probs = reordering_scores(kept, priors=orientation_priors(pairs))[order]
-        write_lines(reordering_table, reordering_table_lines(src_str, tgt_str, probs))
+        write_lines(reordering_table, reordering_table_chunks(src_str, tgt_str, probs))
     t_end = time.perf_counter()
     if timings is not None:
         timings.update(

@@ -20,8 +20,10 @@ from __future__ import annotations
 import gzip
 import os
 import pathlib
+import queue
 import shutil
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -41,16 +43,46 @@ def open_gzip_output(raw, path: str | os.PathLike, compresslevel: int = 1):
     return raw
 
 
-def write_lines(path: str | os.PathLike, lines: Sequence[str], chunk: int = 100_000) -> None:
-    """Write lines atomically, gzip-compressed when ``path`` ends in .gz."""
+def write_lines(path: str | os.PathLike, lines: Sequence[str] | Iterable[list[str]], chunk: int = 100_000) -> None:
+    """Write lines atomically, gzip-compressed when ``path`` ends in .gz.
+
+    ``lines`` is a sequence of lines or an iterable of chunks (lists of lines, e.g. from
+    :func:`phrase_table_chunks`). Compression runs in a second thread (zlib releases the GIL), so it
+    overlaps with formatting the next chunk.
+    """
+    if isinstance(lines, Sequence):
+        seq = lines
+        chunks: Iterable[Sequence[str]] = (seq[k : k + chunk] for k in range(0, len(seq), chunk))
+    else:
+        chunks = lines
     with atomic_output(path, binary=True, compress=False) as raw:
         out = open_gzip_output(raw, path)
+        pending: queue.Queue = queue.Queue(maxsize=2)
+        failure: list[BaseException] = []
+
+        def consume() -> None:
+            while (data := pending.get()) is not None:
+                if not failure:
+                    try:
+                        out.write(data)
+                    except BaseException as exc:  # re-raised in the producer
+                        failure.append(exc)
+
+        worker = threading.Thread(target=consume, daemon=True)
+        worker.start()
         try:
-            for k in range(0, len(lines), chunk):
-                out.write(("\n".join(lines[k : k + chunk]) + "\n").encode("utf-8"))
+            for part in chunks:
+                if failure:
+                    break
+                if len(part):
+                    pending.put(("\n".join(part) + "\n").encode("utf-8"))
         finally:
+            pending.put(None)
+            worker.join()
             if out is not raw:
                 out.close()
+        if failure:
+            raise failure[0]
 
 
 def format_column(values: np.ndarray, spec: str = ".7g") -> list[str]:
@@ -82,9 +114,24 @@ def phrase_table_lines(
     return list(map(" ||| ".join, zip(*fields)))
 
 
+def phrase_table_chunks(src, tgt, scores, align, counts, sparse=None, chunk: int = 100_000) -> Iterator[list[str]]:
+    """:func:`phrase_table_lines` in chunks of ``chunk`` lines (formatted lazily)."""
+    for k in range(0, len(src), chunk):
+        part = slice(k, k + chunk)
+        yield phrase_table_lines(
+            src[part], tgt[part], scores[part], align[part], counts[part], None if sparse is None else sparse[part]
+        )
+
+
 def reordering_table_lines(src: Sequence[str], tgt: Sequence[str], probs: np.ndarray) -> list[str]:
     """Moses msd-bidirectional-fe lines ``src ||| tgt ||| m s d m s d``."""
     return list(map(" ||| ".join, zip(src, tgt, _columns(probs))))
+
+
+def reordering_table_chunks(src, tgt, probs, chunk: int = 100_000) -> Iterator[list[str]]:
+    """:func:`reordering_table_lines` in chunks of ``chunk`` lines (formatted lazily)."""
+    for k in range(0, len(src), chunk):
+        yield reordering_table_lines(src[k : k + chunk], tgt[k : k + chunk], probs[k : k + chunk])
 
 
 def default_weights(spec: ModelSpec) -> dict[str, float]:
@@ -161,7 +208,9 @@ __all__ = [
     "export_moses",
     "format_value",
     "moses_ini",
+    "phrase_table_chunks",
     "phrase_table_lines",
+    "reordering_table_chunks",
     "reordering_table_lines",
     "write_lines",
 ]
