@@ -155,7 +155,7 @@ def segment_argmax(values, offsets):
 def sentence_bleu(pool: KBestPool, variant: str = "bleu+1") -> np.ndarray:
     """(N,) sentence-level BLEU (0-1) of every hypothesis with a named variant."""
     scores = get_variant(variant).score(pool.stats)
-    # a variant may give -inf/NaN-free 0 for an empty hypothesis; keep it finite in any case
+    # the variants score an empty hypothesis 0; guard anyway, since every tuner needs finite costs
     return np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
 
 

@@ -23,6 +23,7 @@ TUNERS: dict[str, str] = {
     "arow": "smtlib.tuners.arow:Arow",
     "linreg": "smtlib.tuners.linreg:LinearRegression",
     "xbleu": "smtlib.tuners.xbleu:ExpectedBleu",
+    "rampion": "smtlib.tuners.rampion:RampLoss",
     # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
     "sgd": "smtlib.tuners.sgd:PairwiseSGD",
     "mixsgd": "smtlib.tuners.sgd:MixSGD",
