@@ -20,8 +20,8 @@ step, on the objective divided by n, i.e. ``λ_B/2 ||w||² + 1/n sum_i ℓ_i`` w
 (``eta0_sample`` = 100, like Bottou's subsample; the whole pool when it is smaller) for η0 and 2·η0
 and move by factors of 2 in the direction that lowers the sample objective until it stops falling.
 Each search starts from ``1 / E||h - mean_i h||²`` (at most ``1 / (2 λ_B)``); strict improvement is
-needed to move, so a flat objective keeps the starting value. At a local optimum (relative change of the full objective below ``tol``, or
-``max_epochs`` epochs) the data are reshuffled, η0 is re-tuned and SGD restarts from the optimum;
+needed to move, so a flat objective keeps the starting value. At a local optimum (relative change
+of the full objective below ``tol``, or ``max_epochs`` epochs) the data are reshuffled, η0 is re-tuned and SGD restarts from the optimum;
 ``restarts`` = 5 such runs, and the weights with the lowest objective are returned. No temperature:
 "we trust λ = 50 to maintain a reasonable distribution".
 
