@@ -91,6 +91,13 @@ def _read_json(path: pathlib.Path, stage: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children (eflomal), seconds."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def peak_memory_mib() -> float:
     """Peak resident memory of this process and its finished children, MiB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -462,9 +469,11 @@ def build(
     report: dict = {"options": dataclasses.asdict(options), "stages": {}}
 
     def timed(name: str, fn, *args, **kwargs):
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), cpu_seconds()
         result = fn(*args, **kwargs)
-        report["stages"][name] = {"seconds": round(time.perf_counter() - t, 3), "result": result}
+        report["stages"][name] = {
+            "seconds": round(time.perf_counter() - t, 3), "cpu_seconds": round(cpu_seconds() - cpu, 3), "result": result,
+        }
         if log:
             log(f"{name}: {report['stages'][name]['seconds']:.1f} s")
         return result
