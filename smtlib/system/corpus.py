@@ -68,8 +68,13 @@ def _detokenizer(lang: str):
 
 
 def tokenize_line(line: str, lang: str) -> str:
-    """Moses-tokenize one raw line (sacremoses, Moses's escaping of special characters)."""
-    return _tokenizer(lang).tokenize(line, escape=True, return_str=True)
+    """Moses-tokenize one line (sacremoses, Moses's escaping of special characters).
+
+    Moses's XML escapes (``&apos;``, ``&quot;``, ``&amp;`` ...) are undone first, so that text that is
+    already partly tokenized and escaped (as some distributed corpora are) is not escaped twice
+    (``&apos;`` would otherwise become ``&amp; apos ;``).
+    """
+    return _tokenizer(lang).tokenize(_detokenizer(lang).unescape_xml(line), escape=True, return_str=True)
 
 
 def preprocess_line(line: str, lang: str, *, tokenizer: str, lowercase: bool) -> str:
@@ -101,11 +106,10 @@ def looks_tokenized(lines: Sequence[str], lang: str) -> bool:
     sample = [line for line in lines[: 4 * _SAMPLE] if line.strip()][:_SAMPLE]
     if not sample:
         return True
-    detok = _detokenizer(lang)
     same = 0
     for line in sample:
         normalized = " ".join(line.split())
-        again = tokenize_line(detok.unescape_xml(normalized), lang)
+        again = tokenize_line(normalized, lang)
         # Apostrophes are not idempotent in Moses's French/Italian rules ("qu&apos; un" becomes
         # "qu &apos; un"), so the comparison ignores the spacing around them.
         if _APOSTROPHE.sub("'", again) == _APOSTROPHE.sub("'", normalized):
