@@ -94,6 +94,16 @@ def test_prepare_tokenizes_raw_text_and_reports_counts(cli, tmp_path):
     ]
 
 
+def test_tokenizing_does_not_escape_twice():
+    from smtlib.system.corpus import looks_tokenized, tokenize_line
+
+    assert tokenize_line("Parliament&apos;s bill &amp; the \"law\".", "en") == (
+        "Parliament &apos;s bill &amp; the &quot; law &quot; ."
+    )
+    assert looks_tokenized(["le chat , noir .", "qu&apos; un chien ."], "fr")
+    assert not looks_tokenized(["Le chat, noir.", "Un chien."], "fr")
+
+
 @pytest.fixture(scope="module")
 def toy_models(tmp_path_factory):
     from smtlib.cli import main
