@@ -10,7 +10,8 @@ the negative log-probability of the oracle set ``o(i)``,
 ``sum_i E_p[h] - E_{p | o(i)}[h] + λ w``. The oracle set holds every hypothesis of maximal sentence
 BLEU (``bleu+1``, Lin & Och 2004; ties make the set, which is why the loss is not convex in general,
 survey §5.2). A sentence whose hypotheses are all oracles (or that has one hypothesis) contributes
-nothing. Optimised with scipy's L-BFGS (Liu & Nocedal 1989) from the initial weights.
+nothing. Optimised with scipy's L-BFGS (Liu & Nocedal 1989) from the initial weights, until the relative
+decrease of the objective falls below ``tol`` = 1e-6 or after ``max_iterations`` = 200.
 
 λ is not given by the survey; the default 1.0 (regulariser not divided by the number of
 sentences, as Cherry & Foster's equation 4) is ours.
@@ -44,7 +45,7 @@ class SoftmaxLoss(Tuner):
     """Log-linear likelihood of the oracle set with L-BFGS and L2; Neubig & Watanabe (2016) §3.2, §5.2."""
 
     name = "softmax"
-    defaults = {"l2": 1.0, "max_iterations": 200, "sentence_bleu": "bleu+1"}
+    defaults = {"l2": 1.0, "max_iterations": 200, "tol": 1e-6, "sentence_bleu": "bleu+1"}
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         p = self.params
@@ -54,7 +55,7 @@ class SoftmaxLoss(Tuner):
         lam = float(p["l2"])
         result = scipy.optimize.minimize(
             softmax_objective, init, args=(feats, offsets, in_oracle, lam), jac=True, method="L-BFGS-B",
-            options={"maxiter": int(p["max_iterations"])},
+            options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])},
         )
         w = np.asarray(result.x, dtype=np.float64)
         info = {

@@ -18,7 +18,8 @@ statistic) and ``u(e) = g · s(e)``,
 since ``∂ E_i[s_k] / ∂w = γ (E_i[s_k h] - E_i[s_k] E_i[h])``; it costs one product with ``Xᵀ``.
 We minimise ``-n log xBLEU(w) + λ/2 ||w||²`` (n = sentences with hypotheses; the log-BLEU is
 multiplied by n so that λ has the per-sentence meaning of Cherry & Foster's equation 4) with
-scipy's L-BFGS from the initial weights. λ = 50 (MR's value in Cherry & Foster §4; the xBLEU
+scipy's L-BFGS from the initial weights (stopping at a relative decrease below ``tol`` = 1e-6 or
+after ``max_iterations`` = 200). λ = 50 (MR's value in Cherry & Foster §4; the xBLEU
 papers do not give one), γ = 1 and the softplus width 0.01 are our defaults.
 """
 
@@ -48,7 +49,7 @@ class ExpectedBleu(Tuner):
     """Expected corpus BLEU from expected sufficient statistics (xBLEU), L-BFGS; Rosti et al. (2010), survey App. A."""
 
     name = "xbleu"
-    defaults = {"l2": 50.0, "scale": 1.0, "bp_smoothness": 0.01, "max_iterations": 200}
+    defaults = {"l2": 50.0, "scale": 1.0, "bp_smoothness": 0.01, "max_iterations": 200, "tol": 1e-6}
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         p = self.params
@@ -64,7 +65,7 @@ class ExpectedBleu(Tuner):
             value, grad = log_xbleu(w, feats, offsets, stats, scale, smooth)
             return -n * value + 0.5 * lam * float(w @ w), -n * grad + lam * w
 
-        result = scipy.optimize.minimize(objective, init, jac=True, method="L-BFGS-B", options={"maxiter": int(p["max_iterations"])})
+        result = scipy.optimize.minimize(objective, init, jac=True, method="L-BFGS-B", options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])})
         w = np.asarray(result.x, dtype=np.float64)
         info = {
             "xbleu_init": 100 * float(np.exp(log_xbleu(init, feats, offsets, stats, scale, smooth)[0])),
