@@ -127,6 +127,18 @@ def _mix(key, order):
     return x
 
 
+@numba.njit(cache=True, inline="always")
+def _find_slot(toks, i, n, t_key, t_order, mask):
+    """Packed key of the n-gram at ``toks[i]`` and its slot: where it is, or the empty slot for it."""
+    key = np.int64(0)
+    for j in range(n):
+        key = (key << np.int64(16)) | toks[i + j]
+    slot = np.int64(_mix(key, n) & mask)
+    while t_order[slot] != 0 and not (t_order[slot] == n and t_key[slot] == key):
+        slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+    return key, slot
+
+
 @numba.njit(cache=True)
 def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, rule, renumber):
     """Statistics rows (sacrebleu layout) of the hypotheses, in ``order`` (grouped by sentence)."""
@@ -180,12 +192,7 @@ def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets
             n_touched = 0
             for n in range(1, 5):
                 for i in range(len(toks) - n + 1):
-                    key = np.int64(0)
-                    for j in range(n):
-                        key = (key << np.int64(16)) | toks[i + j]
-                    slot = np.int64(_mix(key, n) & mask)
-                    while t_order[slot] != 0 and not (t_order[slot] == n and t_key[slot] == key):
-                        slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+                    key, slot = _find_slot(toks, i, n, t_key, t_order, mask)
                     if t_order[slot] == 0:
                         t_order[slot] = n
                         t_key[slot] = key
@@ -225,12 +232,7 @@ def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets
                 out[k, 5 + n] = count
                 matched = 0
                 for i in range(count):
-                    key = np.int64(0)
-                    for j in range(n):
-                        key = (key << np.int64(16)) | toks[i + j]
-                    slot = np.int64(_mix(key, n) & mask)
-                    while t_order[slot] != 0 and not (t_order[slot] == n and t_key[slot] == key):
-                        slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+                    _, slot = _find_slot(toks, i, n, t_key, t_order, mask)
                     if t_order[slot] != 0 and t_used[slot] < t_max[slot]:
                         if t_used[slot] == 0:
                             touched[n_touched] = slot
