@@ -194,7 +194,8 @@ def _phrase_strings(vocab: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, 
     strings, rank
         An object array aligned with ``ids``, and each phrase's rank in byte order of the spelled
         phrases. The rank comes from sorting word-rank rows: word-by-word order equals string order
-        because the separating space sorts below every character a token can hold.
+        because the separating space sorts below every printable character (tokens holding control
+        characters below U+0020 could sort differently; the table is still complete and valid).
     """
     uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     words = vocab[tokens].tolist()  # the corpus's words (list slices are cheaper than array slices)
