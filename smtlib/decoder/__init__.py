@@ -1,0 +1,50 @@
+"""A phrase-based stack decoder (Koehn et al. 2003; Moses) with k-best lists and lattices.
+
+Modules
+-------
+:mod:`~smtlib.decoder.lm`
+    ARPA back-off LMs as one packed hash table, queried from compiled code with KenLM-style state
+    minimization (natural-log scores, as Moses reports them).
+:mod:`~smtlib.decoder.model`
+    Loading a model directory (:mod:`smtlib.system.modeldir`) filtered to the input, the dense
+    feature layout, weights checking, merged phrase tables.
+:mod:`~smtlib.decoder.search`
+    The compiled stack search: future costs, distortion limit, recombination, histogram pruning,
+    the search graph.
+:mod:`~smtlib.decoder.decoder`
+    One sentence end to end: options, search, features per edge, k-best lines.
+:mod:`~smtlib.decoder.lattice`
+    The lattice file format and algorithms on it: best path, k best paths, upper envelope.
+:mod:`~smtlib.decoder.driver`
+    A whole file in one or several processes with a progress line (``smtlib decode``).
+:mod:`~smtlib.decoder.toy`
+    Tiny synthetic model directories for tests and examples.
+
+Example::
+
+    from smtlib.decoder import load_model, Decoder, DecoderConfig
+    model = load_model("models/fr-en-medium", [line.split() for line in lines])
+    weights = model.read_weights(smtlib.weights.read_weights("w.txt"))
+    result = Decoder(model, weights, DecoderConfig(k=100)).decode(lines[0], 0, lattice=True)
+"""
+
+from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult, format_kbest_line
+from smtlib.decoder.driver import decode_file
+from smtlib.decoder.lattice import Envelope, Lattice, best_path, kbest_paths, read_lattices, upper_envelope
+from smtlib.decoder.model import PhraseModel, load_model
+
+__all__ = [
+    "Decoder",
+    "DecoderConfig",
+    "Envelope",
+    "Lattice",
+    "PhraseModel",
+    "SentenceResult",
+    "best_path",
+    "decode_file",
+    "format_kbest_line",
+    "kbest_paths",
+    "load_model",
+    "read_lattices",
+    "upper_envelope",
+]

@@ -204,7 +204,8 @@ class Decoder:
         self.lm_bos = np.array([lm.vocab["<s>"] for lm in model.lms], dtype=np.int64)
         self.lm_eos = np.array([lm.vocab["</s>"] for lm in model.lms], dtype=np.int64)
         self._cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        #: search counters summed over sentences: options looked at, LM evaluations, hypotheses kept
+        #: search counters summed over sentences: options looked at, options scored, hypotheses kept,
+        #: LM scorings not found in the per-sentence cache
         self.counters = np.zeros(4, dtype=np.int64)
 
     # ------------------------------------------------------------------ options
@@ -330,8 +331,8 @@ class Decoder:
             res = self._search(opts, 0)
             if res[0] < 0:
                 raise RuntimeError(f"sentence {sent_id}: the search found no complete translation")
-        (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, n_ctx, n_bo, n_len,
-         e_tail, e_head, e_opt, e_score, e_lm, stats) = res
+        (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, e_tail, e_head, e_opt,
+         e_score, e_lm, stats) = res
         self.counters += stats
         new_id, n_nodes, sel = _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head)
         dist, lr = _edge_features_nb(sel, self.use_lr, e_tail, e_opt, n_last_end, n_last_start, n_last_opt,

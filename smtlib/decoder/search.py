@@ -83,6 +83,55 @@ def _first_gap(cov, n):
 
 
 @numba.njit(cache=True)
+def _state_hash(k, ctx, ln):
+    h = _mix(np.uint64(0x5555), k)
+    h = _mix(h, ln)
+    for j in range(ln):
+        h = _mix(h, ctx[j])
+    return h | np.uint64(1)
+
+
+@numba.njit(cache=True)
+def _intern(k, ctx, bo, ln, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids):
+    """Id of LM ``k``'s state ``ctx[:ln]`` (back-offs ``bo``), adding it if new (the caller has made room)."""
+    h = _state_hash(k, ctx, ln)
+    mask = np.uint64(sh_keys.shape[0] - 1)
+    slot = h & mask
+    while sh_keys[slot] != 0:
+        if sh_keys[slot] == h:
+            sid = sh_ids[slot]
+            if s_lm[sid] == k and s_len[sid] == ln:
+                same = True
+                for j in range(ln):
+                    if s_ctx[sid, j] != ctx[j]:
+                        same = False
+                if same:
+                    return sid, n_states
+        slot = (slot + np.uint64(1)) & mask
+    sid = n_states
+    for j in range(ln):
+        s_ctx[sid, j] = ctx[j]
+        s_bo[sid, j] = bo[j]
+    s_len[sid] = ln
+    s_lm[sid] = k
+    sh_keys[slot] = h
+    sh_ids[slot] = sid
+    return sid, n_states + 1
+
+
+@numba.njit(cache=True)
+def _rehash_states(s_ctx, s_len, s_lm, n_states, sh_keys, sh_ids):
+    mask = np.uint64(sh_keys.shape[0] - 1)
+    for sid in range(n_states):
+        h = _state_hash(s_lm[sid], s_ctx[sid], s_len[sid])
+        slot = h & mask
+        while sh_keys[slot] != 0:
+            slot = (slot + np.uint64(1)) & mask
+        sh_keys[slot] = h
+        sh_ids[slot] = sid
+
+
+@numba.njit(cache=True)
 def _prune(s, keep, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive):
     """Keep the ``keep`` best live nodes of stack ``s`` (by score + future cost); raise its threshold."""
     cnt = st_cnt[s]
@@ -132,9 +181,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     n_last_start = np.zeros(ncap, dtype=np.int64)
     n_last_end = np.zeros(ncap, dtype=np.int64)
     n_last_opt = np.zeros(ncap, dtype=np.int64)
-    n_ctx = np.zeros((ncap, n_lm, M), dtype=np.int64)
-    n_bo = np.zeros((ncap, n_lm, M), dtype=np.float32)
-    n_len = np.zeros((ncap, n_lm), dtype=np.int64)
+    n_sid = np.zeros((ncap, n_lm), dtype=np.int64)  # each LM's state, as an id in the state table
     n_score = np.zeros(ncap)
     n_fc = np.zeros(ncap)
     n_best = np.full(ncap, -1, dtype=np.int64)
@@ -158,23 +205,43 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     st_cnt = np.zeros(n + 1, dtype=np.int64)
     st_thresh = np.full(n + 1, NEG_INF)
 
+    # LM states are interned (ids), and LM results are cached per (state, option, LM): hypotheses
+    # that differ only in coverage share their LM state, so most phrase scorings repeat.
+    n_opts = o_static.shape[0]
+    s_cap = 1024
+    s_ctx = np.zeros((s_cap, M), dtype=np.int64)
+    s_bo = np.zeros((s_cap, M), dtype=np.float32)
+    s_len = np.zeros(s_cap, dtype=np.int64)
+    s_lm = np.zeros(s_cap, dtype=np.int64)
+    n_states = 0
+    sh_cap = 4096
+    sh_keys = np.zeros(sh_cap, dtype=np.uint64)
+    sh_ids = np.zeros(sh_cap, dtype=np.int64)
+    cc_cap = 1 << 16
+    cc_keys = np.full(cc_cap, -1, dtype=np.int64)
+    cc_sum = np.zeros(cc_cap)
+    cc_sid = np.zeros(cc_cap, dtype=np.int64)
+    cc_n = 0
+
     # the empty hypothesis
     n_last_start[0] = -1
     n_last_end[0] = -1
     n_last_opt[0] = -1
     scratch = np.zeros(M + 2, dtype=np.bool_)
     for k in range(n_lm):
+        ca = np.zeros(M + 1, dtype=np.int64)
+        ba = np.zeros(M + 1, dtype=np.float32)
+        cb = np.zeros(M + 1, dtype=np.int64)
+        bb = np.zeros(M + 1, dtype=np.float32)
+        ln = 0
         if lm_order[k] > 1:
-            n_ctx[0, k, 0] = lm_bos[k]
-            n_len[0, k] = 1
-            # the back-off of "<s>" as a context
-            ca = np.zeros(M + 1, dtype=np.int64)
-            ba = np.zeros(M + 1, dtype=np.float32)
-            cb = np.zeros(M + 1, dtype=np.int64)
-            bb = np.zeros(M + 1, dtype=np.float32)
+            # "<s>" and its back-off as a context
             lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0,
                           ca, ba, 0, lm_bos[k], cb, bb, scratch)
-            n_bo[0, k, 0] = bb[0]
+            cb[0] = lm_bos[k]
+            ln = 1
+        sid, n_states = _intern(k, cb, bb, ln, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids)
+        n_sid[0, k] = sid
     n_fc[0] = fct[0, n]
     n_alive[0] = True
     st_nodes[0, 0] = 0
@@ -182,9 +249,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     nn = 1
 
     new_cov = np.zeros(CW, dtype=np.uint64)
-    new_ctx = np.zeros((n_lm, M), dtype=np.int64)
-    new_bo = np.zeros((n_lm, M), dtype=np.float32)
-    new_len = np.zeros(n_lm, dtype=np.int64)
+    new_sid = np.zeros(n_lm, dtype=np.int64)
     ca = np.zeros(M + 1, dtype=np.int64)
     ba = np.zeros(M + 1, dtype=np.float32)
     cb = np.zeros(M + 1, dtype=np.int64)
@@ -262,18 +327,54 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                         if use_lr:
                             sc += w_lr[orient] * o_lr[o, orient]
                         for k in range(n_lm):
-                            ln = n_len[u, k]
-                            for j in range(ln):
-                                ca[j] = n_ctx[u, k, j]
-                                ba[j] = n_bo[u, k, j]
-                            lmsum = 0.0
-                            for wi in range(o_woff[o], o_woff[o + 1]):
-                                lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k],
-                                                       lm_order[k], 0, ca, ba, ln, lm_map[k, o_words[wi]], cb, bb,
-                                                       scratch)
-                                lmsum += lp
-                                ca, cb = cb, ca
-                                ba, bb = bb, ba
+                            sid = n_sid[u, k]
+                            ckey = (sid * n_opts + o) * n_lm + k
+                            cmask = np.uint64(cc_cap - 1)
+                            cslot = _mix(np.uint64(7), ckey) & cmask
+                            while cc_keys[cslot] != -1 and cc_keys[cslot] != ckey:
+                                cslot = (cslot + np.uint64(1)) & cmask
+                            if cc_keys[cslot] == ckey:
+                                lmsum = cc_sum[cslot]
+                                nsid = cc_sid[cslot]
+                                ln = s_len[nsid]
+                                for j in range(ln):
+                                    ca[j] = s_ctx[nsid, j]
+                                    ba[j] = s_bo[nsid, j]
+                            else:
+                                stats[3] += 1
+                                ln = s_len[sid]
+                                for j in range(ln):
+                                    ca[j] = s_ctx[sid, j]
+                                    ba[j] = s_bo[sid, j]
+                                lmsum = 0.0
+                                for wi in range(o_woff[o], o_woff[o + 1]):
+                                    lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k],
+                                                           lm_order[k], 0, ca, ba, ln, lm_map[k, o_words[wi]], cb, bb,
+                                                           scratch)
+                                    lmsum += lp
+                                    ca, cb = cb, ca
+                                    ba, bb = bb, ba
+                                if n_states + 1 >= s_ctx.shape[0]:
+                                    s_ctx = _grow2(s_ctx, 2 * s_ctx.shape[0])
+                                    s_bo = _grow2(s_bo, 2 * s_bo.shape[0])
+                                    s_len = _grow1(s_len, 2 * s_len.shape[0])
+                                    s_lm = _grow1(s_lm, 2 * s_lm.shape[0])
+                                if 2 * (n_states + 1) > sh_cap:
+                                    sh_cap *= 2
+                                    sh_keys = np.zeros(sh_cap, dtype=np.uint64)
+                                    sh_ids = np.zeros(sh_cap, dtype=np.int64)
+                                    _rehash_states(s_ctx, s_len, s_lm, n_states, sh_keys, sh_ids)
+                                nsid, n_states = _intern(k, ca, ba, ln, s_ctx, s_bo, s_len, s_lm, n_states,
+                                                         sh_keys, sh_ids)
+                                if 2 * (cc_n + 1) > cc_cap:  # a full cache is simply emptied
+                                    cc_keys[:] = -1
+                                    cc_n = 0
+                                    cslot = _mix(np.uint64(7), ckey) & cmask
+                                cc_keys[cslot] = ckey
+                                cc_sum[cslot] = lmsum
+                                cc_sid[cslot] = nsid
+                                cc_n += 1
+                            new_sid[k] = nsid
                             if complete:
                                 lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k],
                                                        lm_order[k], 0, ca, ba, ln, lm_eos[k], cb, bb, scratch)
@@ -282,10 +383,6 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                                 ba, bb = bb, ba
                             sc += w_lm[k] * lmsum
                             cur_lm[k] = lmsum
-                            new_len[k] = ln
-                            for j in range(ln):
-                                new_ctx[k, j] = ca[j]
-                                new_bo[k, j] = ba[j]
                         if not complete and sc + fc_new < thresh:
                             continue
                         stats[2] += 1
@@ -296,9 +393,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                             h = _mix(h, np.int64(new_cov[i] >> np.uint64(63)))
                         if not complete:
                             for k in range(n_lm):
-                                h = _mix(h, new_len[k])
-                                for j in range(new_len[k]):
-                                    h = _mix(h, new_ctx[k, j])
+                                h = _mix(h, new_sid[k])
                             h = _mix(h, end - 1)
                             if use_lr:
                                 h = _mix(h, o)
@@ -317,12 +412,8 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                                     if n_last_end[v] != end - 1 or (use_lr and n_last_opt[v] != o):
                                         same = False
                                     for k in range(n_lm):
-                                        if n_len[v, k] != new_len[k]:
+                                        if n_sid[v, k] != new_sid[k]:
                                             same = False
-                                        else:
-                                            for j in range(new_len[k]):
-                                                if n_ctx[v, k, j] != new_ctx[k, j]:
-                                                    same = False
                                 if same:
                                     found = v
                                     break
@@ -355,9 +446,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                             n_last_start = _grow1(n_last_start, ncap)
                             n_last_end = _grow1(n_last_end, ncap)
                             n_last_opt = _grow1(n_last_opt, ncap)
-                            n_ctx = _grow3(n_ctx, ncap)
-                            n_bo = _grow3(n_bo, ncap)
-                            n_len = _grow2(n_len, ncap)
+                            n_sid = _grow2(n_sid, ncap)
                             n_score = _grow1(n_score, ncap)
                             n_fc = _grow1(n_fc, ncap)
                             n_best = _grow1(n_best, ncap)
@@ -371,10 +460,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                         n_last_end[v] = end - 1
                         n_last_opt[v] = o
                         for k in range(n_lm):
-                            n_len[v, k] = new_len[k]
-                            for j in range(new_len[k]):
-                                n_ctx[v, k, j] = new_ctx[k, j]
-                                n_bo[v, k, j] = new_bo[k, j]
+                            n_sid[v, k] = new_sid[k]
                         n_score[v] = sc
                         n_fc[v] = 0.0 if complete else fc_new
                         n_best[v] = ne
@@ -425,6 +511,5 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
             if n_alive[st_nodes[n, i]]:
                 goal = st_nodes[n, i]
     return (goal, nn, ne, n_score[:nn].copy(), n_best[:nn].copy(), n_alive[:nn].copy(), n_stack[:nn].copy(),
-            n_last_end[:nn].copy(), n_last_start[:nn].copy(), n_last_opt[:nn].copy(), n_ctx[:nn].copy(),
-            n_bo[:nn].copy(), n_len[:nn].copy(), e_tail[:ne].copy(), e_head[:ne].copy(), e_opt[:ne].copy(),
+            n_last_end[:nn].copy(), n_last_start[:nn].copy(), n_last_opt[:nn].copy(), e_tail[:ne].copy(), e_head[:ne].copy(), e_opt[:ne].copy(),
             e_score[:ne].copy(), e_lm[:ne].copy(), stats)
