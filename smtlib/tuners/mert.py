@@ -140,7 +140,6 @@ class Mert(Tuner):
         w = start.astype(np.float64).copy()
         current = self._score(dense, offsets, metric, w)
         stats = metric.stats
-        score_sums = metric.score_sums
         searches = 0
         rounds = 0
         intercepts = dense @ w  # kept equal to dense @ w by the same steps as w
@@ -158,7 +157,7 @@ class Mert(Tuner):
                     direction /= max(float(np.linalg.norm(direction)), 1e-300)
                     slopes = dense @ direction
                     scale = float(np.abs(w).sum()) / max(float(np.abs(direction).sum()), 1e-300)
-                score, x = line_search(slopes, intercepts, offsets, stats, score_sums, scale if scale > 0 else 1.0)
+                score, x = line_search(slopes, intercepts, offsets, stats, metric.kind, scale if scale > 0 else 1.0)
                 searches += 1
                 if not (score > current + p["min_gain"]) or x == 0.0:
                     continue

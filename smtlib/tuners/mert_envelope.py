@@ -16,14 +16,19 @@ interval is treated as being as wide as its bounded neighbour (or, with one brea
 current weights' scale along d) and its midpoint is taken, which keeps the step on the scale of the
 surrounding breakpoints instead of an absolute constant.
 
-All kernels are numba-compiled; the corpus score is any compiled ``score(sums) -> float``
-(:mod:`smtlib.tuners.mert_metric`).
+All kernels are numba-compiled; the corpus score is selected by the metric's ``kind``
+(:mod:`smtlib.tuners.mert_metric`: corpus BLEU, or a decomposable additive score), a plain integer
+so that the compiled kernels are cached on disk.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from smtlib.tuners.mert_metric import ADDITIVE, BLEU, additive_from_sums, bleu_none_from_sums
+
+__all__ = ["ADDITIVE", "BLEU", "envelopes", "interval_scores", "line_search"]
 
 _NEG_INF = -np.inf
 
@@ -204,7 +209,15 @@ def _grow_i(arr, used, capacity):
 
 
 @numba.njit(cache=True)
-def interval_scores(first, bx, bnew, bprev, stats, score_sums):
+def _score(sums, kind):
+    """The corpus score of a summed row for a metric kind (see :class:`CorpusMetric`)."""
+    if kind == BLEU:
+        return bleu_none_from_sums(sums)
+    return additive_from_sums(sums)
+
+
+@numba.njit(cache=True)
+def interval_scores(first, bx, bnew, bprev, stats, kind):
     """Corpus score on every interval of the merged breakpoints.
 
     Returns
@@ -222,7 +235,7 @@ def interval_scores(first, bx, bnew, bprev, stats, score_sums):
     nb = len(bx)
     xs = np.empty(nb, dtype=np.float64)
     scores = np.empty(nb + 1, dtype=np.float64)
-    scores[0] = score_sums(sums)
+    scores[0] = _score(sums, kind)
     g = 0
     for i in range(nb):
         e = order[i]
@@ -233,7 +246,7 @@ def interval_scores(first, bx, bnew, bprev, stats, score_sums):
         if i + 1 == nb or bx[order[i + 1]] != bx[e]:
             xs[g] = bx[e]
             g += 1
-            scores[g] = score_sums(sums)
+            scores[g] = _score(sums, kind)
     return xs[:g], scores[: g + 1]
 
 
@@ -264,7 +277,7 @@ def line_search(
     intercepts: np.ndarray,
     offsets: np.ndarray,
     stats: np.ndarray,
-    score_sums,
+    kind: int,
     fallback_width: float = 1.0,
 ) -> tuple[float, float]:
     """Best corpus score along one line and the step x that reaches it (Och 2003, §5).
@@ -273,6 +286,6 @@ def line_search(
     breakpoint (see the module docstring).
     """
     first, bx, bnew, bprev = envelopes(slopes, intercepts, offsets)
-    xs, scores = interval_scores(first, bx, bnew, bprev, stats, score_sums)
+    xs, scores = interval_scores(first, bx, bnew, bprev, stats, kind)
     score, x, _ = best_point(xs, scores, fallback_width)
     return float(score), float(x)

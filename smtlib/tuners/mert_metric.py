@@ -23,6 +23,9 @@ import numpy as np
 
 from smtlib.bleu.stats import STATS_WIDTH
 
+BLEU = 0  #: metric kind: corpus BLEU of summed statistics rows
+ADDITIVE = 1  #: metric kind: sum of per-hypothesis gains
+
 
 @numba.njit(cache=True)
 def bleu_none_from_sums(sums: np.ndarray) -> float:
@@ -63,6 +66,8 @@ class CorpusMetric:
     ----------
     name
         ``bleu`` or ``additive``; written in the tuners' ``info``.
+    kind
+        :data:`BLEU` or :data:`ADDITIVE`: which compiled score the line search uses.
     stats
         (N, W) float64, one row per pool hypothesis.
     score_sums
@@ -73,6 +78,7 @@ class CorpusMetric:
     """
 
     name: str
+    kind: int
     stats: np.ndarray
     score_sums: Callable
     sentence_scores: np.ndarray | None = None
@@ -89,7 +95,7 @@ def bleu_metric(stats: np.ndarray) -> CorpusMetric:
     stats = np.ascontiguousarray(stats, dtype=np.float64)
     if stats.ndim != 2 or stats.shape[1] != STATS_WIDTH:
         raise ValueError(f"BLEU statistics must have shape (N, {STATS_WIDTH}), got {stats.shape}")
-    return CorpusMetric("bleu", stats, bleu_none_from_sums)
+    return CorpusMetric("bleu", BLEU, stats, bleu_none_from_sums)
 
 
 def additive_metric(gains: np.ndarray) -> CorpusMetric:
@@ -101,4 +107,4 @@ def additive_metric(gains: np.ndarray) -> CorpusMetric:
     gains = np.ascontiguousarray(gains, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(gains)):
         raise ValueError("gains must be finite")
-    return CorpusMetric("additive", gains[:, None].copy(), additive_from_sums, sentence_scores=gains)
+    return CorpusMetric("additive", ADDITIVE, gains[:, None].copy(), additive_from_sums, sentence_scores=gains)
