@@ -1,0 +1,201 @@
+"""Batch k-best MIRA (smtlib.tuners.kbmira) against a slow transcription of Algorithm 1, and edge cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from smtlib.bleu.corpus import corpus_bleu_from_stats
+from smtlib.bleu.references import read_references
+from smtlib.bleu.stats import BleuSettings
+from smtlib.bleu.variants import get_variant
+from smtlib.errors import InputError
+from smtlib.kbest.format import FeatureGroup
+from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool
+from smtlib.tuners.kbmira import KbMira, background_bleu
+from smtlib.weights import read_weights
+
+REFS = ["the cat sat on the mat today", "a dog ran in the big park", "we like green tea very much"]
+GOOD = REFS
+PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much"]
+BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
+
+
+def write_case(tmp_path, sentences, refs, sparse=False):
+    lines = []
+    for i, hyps in enumerate(sentences):
+        for j, (text, feats) in enumerate(hyps):
+            extra = f" WT_{i}_{j % 2}= 1" if sparse else ""
+            lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)}{extra} ||| 0")
+    kbest = tmp_path / "kbest.txt"
+    kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
+    return kbest, ref
+
+
+def load(kbest, ref):
+    refs = read_references([ref])
+    pool = read_pool([kbest], n_sentences=len(refs[0]))
+    pool.compute_stats(refs, BleuSettings())
+    return pool
+
+
+def separable(tmp_path, sparse=False):
+    sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)]
+    return load(*write_case(tmp_path, sentences, REFS, sparse=sparse))
+
+
+def bleu(pool, weights):
+    best = pool.best_indices(weights)
+    return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
+
+
+def reference_kbmira(pool, init, seed, epochs=30, c=0.01, decay=0.999, scale="ref-length", initial=1.0):
+    """Algorithm 1 of Cherry & Foster (2012), line by line, with dense arrays and the BLEU variant."""
+    rng = np.random.default_rng(seed)
+    h = pool.features().toarray()
+    variant = get_variant("pseudo-doc", scale=scale)
+    bg = np.full(10, initial)
+    w = init.astype(float).copy()
+    history = []  # w_1 ... w_t
+    nonempty = np.flatnonzero(pool.sizes() > 0)
+    best = (-np.inf, None)
+    for _ in range(epochs):
+        for i in rng.permutation(nonempty):
+            rows = np.arange(pool.offsets[i], pool.offsets[i + 1])
+            history.append(w.copy())
+            model = h[rows] @ w
+            gain = variant.score(pool.stats[rows], bg)
+            hope = int(np.argmax(model + gain))
+            fear = int(np.argmax(model - gain))
+            d = h[rows[hope]] - h[rows[fear]]
+            loss = (gain[hope] - gain[fear]) - w @ d
+            if hope != fear and loss > 0 and d @ d > 0:
+                w = w + min(c, loss / (d @ d)) * d
+            bg = decay * bg + pool.stats[rows[hope]]
+        average = np.mean(history, axis=0)
+        chosen = argmax_per_sentence(h @ average, pool.offsets)
+        score = corpus_bleu_from_stats(pool.stats[chosen[chosen >= 0]], smooth_method="none")
+        if score > best[0]:
+            best = (score, average)
+    return best[1]
+
+
+def random_pool(seed, n_sent=6, k=7, dense=3, sparse_features=5):
+    """A pool with random features, random valid BLEU statistics and a few sparse features."""
+    rng = np.random.default_rng(seed)
+    n = n_sent * k
+    stats = np.zeros((n, 10))
+    stats[:, 6] = rng.integers(3, 12, n)
+    for order in range(1, 4):
+        stats[:, 6 + order] = np.maximum(stats[:, 6] - order, 0)
+    for order in range(4):
+        stats[:, 2 + order] = rng.binomial(stats[:, 6 + order].astype(int), 0.5)
+    stats[:, 0] = stats[:, 6]
+    stats[:, 1] = np.repeat(rng.integers(5, 10, n_sent), k)
+    sparse = sp.random(n, sparse_features, density=0.3, random_state=seed, format="csr")
+    pool = KBestPool(
+        offsets=np.arange(n_sent + 1, dtype=np.int64) * k, texts=[""] * n, dense=rng.normal(size=(n, dense)),
+        groups=(FeatureGroup("F", dense),), sparse=sparse, sparse_names=[f"s_{j}" for j in range(sparse_features)],
+        totals=np.full(n, np.nan), extras=[None] * n,
+    )  # fmt: skip
+    pool.stats = stats
+    return pool
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("scale", ["ref-length", "none"])
+def test_matches_reference_implementation(seed, scale):
+    pool = random_pool(seed)
+    init = np.random.default_rng(seed + 10).normal(size=len(pool.feature_names)) * 0.1
+    expected = reference_kbmira(pool, init, seed, epochs=8, c=0.05, scale=scale)
+    got = KbMira(seed=seed, epochs=8, C=0.05, bleu_scale=scale)(pool, init).weights
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_background_bleu_equals_variant():
+    rng = np.random.default_rng(5)
+    stats = rng.integers(0, 20, size=(50, 10)).astype(float)
+    bg = rng.uniform(1, 100, 10)
+    for scale in ("ref-length", "none"):
+        expected = get_variant("pseudo-doc", scale=scale).score(stats, bg)
+        got = np.array([background_bleu(row, bg, scale == "ref-length") for row in stats])
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_separable_pool_reaches_oracle(tmp_path):
+    pool = separable(tmp_path)
+    init = np.array([-1.0, 0.5])
+    assert bleu(pool, init) < 0.1
+    result = KbMira(seed=0)(pool, init)
+    assert bleu(pool, result.weights) == pytest.approx(1.0)
+    assert result.info["objective"] == pytest.approx(1.0)
+
+
+def test_sparse_features(tmp_path):
+    pool = separable(tmp_path, sparse=True)
+    assert pool.has_sparse()
+    result = KbMira(seed=0)(pool, np.concatenate([[-1.0, 0.5], np.zeros(len(pool.sparse_names))]))
+    assert result.weights.shape == (len(pool.feature_names),)
+    assert bleu(pool, result.weights) == pytest.approx(1.0)
+
+
+def test_single_sentence_one_hypothesis_and_empty(tmp_path):
+    sentences = [[("", (1.0, 0.0)), (GOOD[0], (0.0, 1.0))], [(PARTIAL[1], (0.5, 0.5))], []]
+    pool = load(*write_case(tmp_path, sentences, REFS))
+    result = KbMira(seed=0)(pool, np.array([0.2, 0.0]))  # steps are capped at C = 0.01
+    assert np.all(np.isfinite(result.weights))
+    assert pool.best_indices(result.weights)[0] == 1
+
+
+def test_ties_and_equal_bleu_do_not_move(tmp_path):
+    """Identical features: hope = fear = the first row, no update, no division by zero."""
+    pool = load(*write_case(tmp_path, [[(BAD[0], (1.0, 1.0)), (GOOD[0], (1.0, 1.0))]], REFS[:1]))
+    result = KbMira(seed=0)(pool, np.array([0.3, 0.2]))
+    np.testing.assert_array_equal(result.weights, [0.3, 0.2])
+    same = load(*write_case(tmp_path, [[(GOOD[0], (0.0, 1.0)), (GOOD[0], (2.0, 0.0))]], REFS[:1]))
+    result = KbMira(seed=0)(same, np.array([0.3, 0.2]))
+    np.testing.assert_array_equal(result.weights, [0.3, 0.2])
+    assert all(e["updates"] == 0 for e in result.info["epochs"])
+
+
+def test_all_zero_features_warns(tmp_path):
+    pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 0.0)), (GOOD[0], (0.0, 0.0))]], REFS[:1]))
+    with pytest.warns(UserWarning, match="all-zero"):
+        result = KbMira(seed=0)(pool, np.zeros(2))
+    assert np.all(np.isfinite(result.weights))
+
+
+def test_deterministic_and_inputs_untouched(tmp_path):
+    pool = separable(tmp_path, sparse=True)
+    init = np.concatenate([[-1.0, 0.5], np.zeros(len(pool.sparse_names))])
+    snapshot = (pool.dense.copy(), pool.sparse.copy(), pool.stats.copy(), init.copy())
+    a = KbMira(seed=3)(pool, init)
+    b = KbMira(seed=3)(pool, init)
+    assert np.array_equal(a.weights, b.weights)
+    assert np.array_equal(pool.dense, snapshot[0]) and (pool.sparse != snapshot[1]).nnz == 0
+    assert np.array_equal(pool.stats, snapshot[2]) and np.array_equal(init, snapshot[3])
+
+
+@pytest.mark.parametrize("bad", [{"epochs": 0}, {"C": 0.0}, {"decay": 1.5}, {"bleu_scale": "x"}, {"bg_initial": 0.0}])
+def test_bad_parameters(tmp_path, bad):
+    pool = separable(tmp_path)
+    with pytest.raises(InputError):
+        KbMira(**bad)(pool, np.ones(2))
+
+
+def test_cli(tmp_path, cli):
+    kbest, ref = write_case(tmp_path, [[(BAD[i], (0.0, 2.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)], REFS, sparse=True)
+    init = tmp_path / "init.w"
+    init.write_text("F_0 -1\nF_1 0.5\n", encoding="utf-8")
+    out = tmp_path / "out.w"
+    proc = cli("tune", "kbmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--set", "C=0.05", "--seed", "1")
+    assert proc.returncode == 0, proc.stderr
+    weights = read_weights(out)
+    assert any(name.startswith("WT_") for name in weights)
+    pool = load(kbest, ref)
+    assert bleu(pool, pool.weight_vector(weights)) == pytest.approx(1.0)
+    bad = cli("tune", "kbmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "C=-1")
+    assert bad.returncode == 2 and not (tmp_path / "x.w").exists()
