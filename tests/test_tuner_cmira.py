@@ -114,3 +114,11 @@ def test_cli(cli, tmp_path):
 @pytest.mark.data
 def test_real_pool(shared_data, cli, tmp_path):
     check_real_data("cmira", shared_data, cli, tmp_path)
+
+
+def test_bad_parameter_is_an_input_error(cli, tmp_path):
+    from tests.test_tuner_mr import write_small_files
+
+    kbest, ref, init = write_small_files(tmp_path)
+    result = cli("tune", "cmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "hope_bleu=bogus")
+    assert result.returncode == 2 and "hope_bleu" in result.stderr

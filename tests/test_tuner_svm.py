@@ -96,3 +96,11 @@ def test_cli(cli, tmp_path):
 @pytest.mark.data
 def test_real_pool(shared_data, cli, tmp_path):
     check_real_data("svm", shared_data, cli, tmp_path)
+
+
+def test_bad_parameter_is_an_input_error(cli, tmp_path):
+    from tests.test_tuner_mr import write_small_files
+
+    kbest, ref, init = write_small_files(tmp_path)
+    result = cli("tune", "svm", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "l2=0")
+    assert result.returncode == 2 and "l2" in result.stderr

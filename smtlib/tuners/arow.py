@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, oracle_mask, pool_bleu, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
@@ -124,9 +125,9 @@ class Arow(Tuner):
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         p = self.params
         if p["pairs"] not in ("hope-fear", "oracle-1best"):
-            raise ValueError("pairs must be 'hope-fear' or 'oracle-1best'")
+            raise InputError(f"{self.name}: pairs must be 'hope-fear' or 'oracle-1best'")
         if p["r"] <= 0:
-            raise ValueError("r must be > 0")
+            raise InputError(f"{self.name}: r must be > 0")
         rng = self.rng()
         feats = Features(pool)
         dense, indptr, indices, data = feats.arrays()

@@ -33,6 +33,7 @@ import numpy as np
 
 from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
 from smtlib.bleu.stats import NGRAM_ORDER
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
@@ -115,7 +116,7 @@ class CorpusMira(Tuner):
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         p = self.params
         if p["hope_bleu"] not in ("sentence", "incremental"):
-            raise ValueError("hope_bleu must be 'sentence' or 'incremental'")
+            raise InputError(f"{self.name}: hope_bleu must be 'sentence' or 'incremental'")
         c_max = float(p["C"])
         feats = Features(pool)
         dense, indptr, indices, data = feats.arrays()

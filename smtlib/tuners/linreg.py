@@ -24,6 +24,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from smtlib.bleu.expected import segment_sum
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, pool_bleu, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
@@ -45,7 +46,7 @@ class LinearRegression(Tuner):
         p = self.params
         lam = float(p["l2"])
         if lam < 0:
-            raise ValueError("l2 must be >= 0")
+            raise InputError(f"{self.name}: l2 must be >= 0")
         feats = Features(pool)
         offsets = pool.offsets if p["center"] else np.array([0, pool.n_hypotheses], dtype=np.int64)
         target = _centre(sentence_bleu(pool, p["sentence_bleu"]), offsets) if p["center"] else sentence_bleu(pool, p["sentence_bleu"])

@@ -141,7 +141,7 @@ class MinimumRisk(Tuner):
         cost = -sentence_bleu(pool, p["sentence_bleu"])
         lam = float(p["l2"])
         if lam < 0:
-            raise ValueError("l2 must be >= 0")
+            raise InputError(f"{self.name}: l2 must be >= 0")
         active = np.flatnonzero(np.diff(offsets) > 0)
         n = max(len(active), 1)
         lam_b = lam / n

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import (
     Features,
@@ -177,7 +178,7 @@ class StructuredHingeSolver:
 
     def __init__(self, features: Features, offsets: np.ndarray, lam: float, epsilon: float, capacity: int, inner: int, max_sweeps: int, rng: np.random.Generator) -> None:
         if lam <= 0:
-            raise ValueError("the SVM's l2 (λ) must be > 0")
+            raise InputError("l2 (λ) must be > 0 for the structured SVM solver")
         self.features = features
         self.offsets = offsets
         self.c_max = 1.0 / lam

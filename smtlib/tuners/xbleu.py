@@ -30,6 +30,7 @@ import scipy.optimize
 
 from smtlib.bleu.corpus import log_bleu_and_gradient
 from smtlib.bleu.expected import segment_softmax, segment_sum
+from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, pool_bleu
 from smtlib.tuners.base import Tuner, TuneResult
@@ -59,7 +60,7 @@ class ExpectedBleu(Tuner):
         n = max(int((np.diff(offsets) > 0).sum()), 1)
         lam, scale, smooth = float(p["l2"]), float(p["scale"]), float(p["bp_smoothness"])
         if lam < 0 or smooth < 0:
-            raise ValueError("l2 and bp_smoothness must be >= 0")
+            raise InputError(f"{self.name}: l2 and bp_smoothness must be >= 0")
 
         def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
             value, grad = log_xbleu(w, feats, offsets, stats, scale, smooth)
