@@ -122,3 +122,16 @@ def test_bad_parameter_is_an_input_error(cli, tmp_path):
     kbest, ref, init = write_small_files(tmp_path)
     result = cli("tune", "cmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "hope_bleu=bogus")
     assert result.returncode == 2 and "hope_bleu" in result.stderr
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_skipping_is_exact(sparse):
+    """Re-scoring only the sentences whose argmaxes may have changed gives the full-pass result."""
+    pool = separable_pool(n_sentences=30, per_sentence=40, seed=35, sparse=sparse)
+    pool.dense[:, 0] += np.random.default_rng(11).standard_normal(pool.n_hypotheses)
+    init = init_for(pool)
+    fast = CorpusMira(seed=0, epochs=200, C=0.01)(pool, init)
+    full = CorpusMira(seed=0, epochs=200, C=0.01, skip=False)(pool, init)
+    assert fast.weights.tobytes() == full.weights.tobytes()
+    assert fast.info["train_bleu"] == full.info["train_bleu"]
+    assert fast.info["scored_fraction"] < 0.9 * full.info["scored_fraction"]
