@@ -126,3 +126,28 @@ def test_upper_envelope_is_the_pointwise_max(decoded):
             # the segment's path really has that score
             scores = lat.edge_scores(mixed)
             assert scores[env.paths[seg]].sum() == pytest.approx(best, abs=1e-6)
+
+
+def test_beam_pruned_lattice_keeps_the_kbest(tmp_path):
+    model = tmp_path / "model"
+    spec = write_toy_model(model, "medium", seed=9)
+    rng = np.random.default_rng(1)
+    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 13, size=int(rng.integers(3, 10)))) for _ in range(6)]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    weights = {n: 0.2 for n in spec.dense_weight_names()}
+    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    write_weights(tmp_path / "w.txt", weights)
+    sizes = {}
+    for beam in (0.0, 1.5):
+        decode_file(model, tmp_path / "w.txt", tmp_path / "in.txt", kbest_out=tmp_path / f"kb{beam}",
+                    lattice_out=tmp_path / f"lat{beam}", config=DecoderConfig(k=10, lattice_beam=beam), progress=False)
+        sizes[beam] = sum(lat.n_edges for lat in read_lattices(tmp_path / f"lat{beam}"))
+    assert sizes[1.5] < sizes[0.0]
+    nbest = parse_nbest(tmp_path / "kb1.5")
+    w = read_weights(tmp_path / "w.txt")
+    for lat in read_lattices(tmp_path / "lat1.5"):
+        assert np.all(lat.tails < lat.heads)
+        scores, _, paths = kbest_paths(lat, w, 10, distinct=True)
+        ours = nbest[lat.sent_id]
+        assert scores == pytest.approx([t for _, _, t in ours], abs=1e-3)
+        assert {" ".join(lat.path_words(p)) for p in paths} == {h for h, _, _ in ours} or len(ours) == 10

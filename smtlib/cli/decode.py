@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", help="k-best list output (Moses n-best format, .gz to compress)")
     parser.add_argument("--k", type=int, default=100, help="k-best list size (default 100)")
     parser.add_argument("--lattice", help="search-graph lattice output (.gz to compress)")
+    parser.add_argument("--lattice-beam", type=float, default=0.0,
+                        help="keep only lattice edges on paths within this score of the 1-best (default 0: all)")
     parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
     parser.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit, 0 = none (default 100)")
     parser.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
@@ -46,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError(f"--k must be at least 1, got {args.k}")
-    if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1:
-        raise InputError("--stack-size and --table-limit must be >= 0, --nbest-factor >= 1")
+    if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1 or args.lattice_beam < 0:
+        raise InputError("--stack-size, --table-limit and --lattice-beam must be >= 0, --nbest-factor >= 1")
     config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
                            table_limit=args.table_limit, k=args.k, distinct=not args.non_distinct,
-                           nbest_factor=args.nbest_factor)
+                           nbest_factor=args.nbest_factor, lattice_beam=args.lattice_beam)
     output = args.output
     if output is None and args.kbest is None:
         output = "-"

@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice, kbest_nb
+from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_nb
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
 from smtlib.decoder.search import search_nb
 
@@ -40,6 +40,9 @@ class DecoderConfig:
     nbest_factor
         With ``distinct``, at most ``k * nbest_factor`` derivations are examined (Moses's
         ``n-best-factor``, default 20).
+    lattice_beam
+        If positive, lattices keep only edges on paths within this score of the 1-best (and the
+        k-best paths' edges); 0 writes the whole search graph.
     """
 
     stack_size: int = 100
@@ -48,6 +51,7 @@ class DecoderConfig:
     k: int = 100
     distinct: bool = True
     nbest_factor: int = 20
+    lattice_beam: float = 0.0
 
 
 @dataclasses.dataclass
@@ -404,9 +408,14 @@ class Decoder:
         best_line = lines[0][0] if lines else ""
         lat = None
         if lattice:
-            lat = Lattice(sent_id, n_nodes, tails, heads,
-                          [phrase(e) for e in range(len(sel))],
-                          dense, [edge_sparse(e) for e in range(len(sel))], list(lay.names))
+            keep = np.arange(len(sel))
+            lat_nodes, lat_tails, lat_heads = n_nodes, tails, heads
+            if cfg.lattice_beam > 0:
+                new_node, lat_nodes, keep = beam_prune_nb(n_nodes, tails, heads, deltas, float(cfg.lattice_beam),
+                                                          np.unique(edges))
+                lat_tails, lat_heads = new_node[tails[keep]], new_node[heads[keep]]
+            lat = Lattice(sent_id, lat_nodes, lat_tails, lat_heads, [phrase(e) for e in keep.tolist()], dense[keep],
+                          [edge_sparse(e) for e in keep.tolist()], list(lay.names))
         return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
                               lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
 

@@ -27,6 +27,10 @@ File format (``smtlib-lattice/1``), UTF-8 text, plain or gzip (by the ``.gz`` na
   the sum of the edges' scores. Every hypothesis the decoder kept after recombination and pruning is
   a path; recombined hypotheses (Moses's arcs) are extra incoming edges of the same node.
 
+With a lattice beam (``smtlib decode --lattice-beam B``) only the edges whose best path scores
+within ``B`` of the 1-best (under the decoding weights) are written, together with every edge of
+the k-best paths, so the 1-best and the k-best list are still paths (:func:`beam_prune_nb`).
+
 Library: :func:`read_lattices` / :func:`write_lattice`, :func:`best_path` (Viterbi under any
 weights), :func:`kbest_paths` (the k best paths, optionally with distinct translations; the lazy
 deviation search that also gives the decoder's k-best lists), and :func:`upper_envelope` (the
@@ -398,6 +402,56 @@ def kbest_nb(n_nodes, tails, heads, deltas, wstart, wend, words, k, max_pops, di
                 i = par
             heap[i] = q
     return out_scores[:n_out], out_off[: n_out + 1], out_edges[: out_off[n_out]]
+
+
+@numba.njit(cache=True)
+def beam_prune_nb(n_nodes, tails, heads, deltas, beam, keep_edges):
+    """Edges whose best path through them is within ``beam`` of the best path (max-marginal pruning,
+    as density/beam pruning of search graphs in Moses and cdec), plus ``keep_edges``; returns the new
+    node ids (-1 = dropped), the number of nodes left and the kept edges (sorted by head, tail)."""
+    ne = tails.shape[0]
+    fwd = np.full(n_nodes, -np.inf)
+    fwd[0] = 0.0
+    order = np.argsort(heads, kind="mergesort")
+    for i in range(ne):
+        e = order[i]
+        c = fwd[tails[e]] + deltas[e]
+        if c > fwd[heads[e]]:
+            fwd[heads[e]] = c
+    bwd = np.full(n_nodes, -np.inf)
+    bwd[n_nodes - 1] = 0.0
+    for i in range(ne - 1, -1, -1):
+        e = order[i]
+        c = bwd[heads[e]] + deltas[e]
+        if c > bwd[tails[e]]:
+            bwd[tails[e]] = c
+    best = fwd[n_nodes - 1]
+    keep = np.zeros(ne, dtype=np.bool_)
+    for e in range(ne):
+        if fwd[tails[e]] + deltas[e] + bwd[heads[e]] >= best - beam:
+            keep[e] = True
+    for i in range(keep_edges.shape[0]):
+        keep[keep_edges[i]] = True
+    used = np.zeros(n_nodes, dtype=np.bool_)
+    used[0] = True
+    used[n_nodes - 1] = True
+    for e in range(ne):
+        if keep[e]:
+            used[tails[e]] = True
+            used[heads[e]] = True
+    new_id = np.full(n_nodes, -1, dtype=np.int64)
+    m = 0
+    for v in range(n_nodes):
+        if used[v]:
+            new_id[v] = m
+            m += 1
+    kept = np.empty(ne, dtype=np.int64)
+    k = 0
+    for e in range(ne):
+        if keep[e]:
+            kept[k] = e
+            k += 1
+    return new_id, m, kept[:k]
 
 
 def best_path(lat: Lattice, weights: Mapping[str, float] | np.ndarray) -> tuple[float, list[int]]:
