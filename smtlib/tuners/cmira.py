@@ -90,20 +90,29 @@ def _incremental_choice(scores, stats, offsets, sign):
 
 
 @numba.njit(cache=True, nogil=True)
-def _best_two(dense, indptr, indices, data, lo, hi, w, b, sign):
-    """(first row of the maximum of w·h + sign*b, gap to the runner-up, the maximum) over rows lo..hi-1."""
-    best_row = -1
-    first = -np.inf
-    second = -np.inf
+def _best_two(dense, indptr, indices, data, lo, hi, w, b, out):
+    """One pass over rows lo..hi-1 scoring w·h once: for w·h + b and w·h - b (w·h alone when ``b``
+    is empty) the first row of the maximum, the gap to the runner-up and the maximum.
+
+    ``out`` receives [row+, gap+, max+, row-, gap-, max-].
+    """
+    best_p = best_m = -1
+    first_p = second_p = first_m = second_m = -np.inf
     for r in range(lo, hi):
-        v = row_dot(dense, indptr, indices, data, r, w) + sign * b[r]
-        if best_row < 0 or v > first:
-            second = first
-            first = v
-            best_row = r
-        elif v > second:
-            second = v
-    return best_row, first - second, first
+        score = row_dot(dense, indptr, indices, data, r, w)
+        bonus = b[r] if b.shape[0] else 0.0
+        v = score + bonus
+        if best_p < 0 or v > first_p:
+            second_p, first_p, best_p = first_p, v, r
+        elif v > second_p:
+            second_p = v
+        v = score - bonus
+        if best_m < 0 or v > first_m:
+            second_m, first_m, best_m = first_m, v, r
+        elif v > second_m:
+            second_m = v
+    out[0], out[1], out[2] = best_p, first_p - second_p, first_p
+    out[3], out[4], out[5] = best_m, first_m - second_m, first_m
 
 
 @numba.njit(cache=True, nogil=True)
@@ -118,22 +127,22 @@ def _scan(dense, indptr, indices, data, offsets, w, w_avg, b, radius, path_w, pa
     keeps its argmaxes, which are then exact.
     """
     scored = 0
-    zero = np.zeros(b.shape[0])
+    none = np.zeros(0)
+    out = np.empty(6)
     for s in range(offsets.shape[0] - 1):
         lo, hi = offsets[s], offsets[s + 1]
         if hi == lo:
             continue
         if not skip or 2.0 * radius[s] * (path_w - seen_w[s]) * (1.0 + 1e-9) >= gap_w[s]:
-            h, gh, vh = _best_two(dense, indptr, indices, data, lo, hi, w, b, 1.0)
-            f, gf, vf = _best_two(dense, indptr, indices, data, lo, hi, w, b, -1.0)
-            hope[s], fear[s] = h, f
-            gap_w[s] = min(gh - 1e-9 * (abs(vh) + 1.0), gf - 1e-9 * (abs(vf) + 1.0))
+            _best_two(dense, indptr, indices, data, lo, hi, w, b, out)
+            hope[s], fear[s] = int(out[0]), int(out[3])
+            gap_w[s] = min(out[1] - 1e-9 * (abs(out[2]) + 1.0), out[4] - 1e-9 * (abs(out[5]) + 1.0))
             seen_w[s] = path_w
-            scored += 2 * (hi - lo)
+            scored += hi - lo
         if not skip or 2.0 * radius[s] * (path_a - seen_a[s]) * (1.0 + 1e-9) >= gap_a[s]:
-            a, ga, va = _best_two(dense, indptr, indices, data, lo, hi, w_avg, zero, 0.0)
-            avg_best[s] = a
-            gap_a[s] = ga - 1e-9 * (abs(va) + 1.0)
+            _best_two(dense, indptr, indices, data, lo, hi, w_avg, none, out)
+            avg_best[s] = int(out[0])
+            gap_a[s] = out[1] - 1e-9 * (abs(out[2]) + 1.0)
             seen_a[s] = path_a
             scored += hi - lo
     return scored
@@ -219,6 +228,6 @@ class CorpusMira(Tuner):
                 best_bleu, best_w, best_epoch = avg_bleu, w_avg.copy(), t
         epochs = int(p["epochs"]) + 1
         info = {"train_bleu": 100 * best_bleu, "best_epoch": best_epoch, "updates": updates, "hope_bleu": p["hope_bleu"],
-                "scored_fraction": path["scored"] / max(3 * feats.n_rows * epochs, 1)}
+                "scored_fraction": path["scored"] / max(2 * feats.n_rows * epochs, 1)}
         return TuneResult(best_w, info)
 
