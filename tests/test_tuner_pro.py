@@ -51,7 +51,7 @@ def bleu(pool, weights):
     return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
 
 
-def reference_sampler(offsets, scores, seed, gamma, xi, min_diff):
+def reference_sampler(offsets, scores, seed, gamma, xi, min_diff, moses_ties=False):
     """H&M Figure 4 with the same draws: per sentence, stable sort of accepted draws by |Δg|."""
     rng = np.random.default_rng(seed)
     sizes = np.diff(offsets)
@@ -69,21 +69,26 @@ def reference_sampler(offsets, scores, seed, gamma, xi, min_diff):
                 d = abs(scores[a] - scores[b])
                 if d >= min_diff and d > 0:
                     accepted.append((-d, q, a, b))
-            accepted.sort(key=lambda item: (item[0], item[1]))
+            if moses_ties and len(accepted) > xi:  # Moses pro: threshold, then drawing order
+                threshold = sorted(-item[0] for item in accepted)[::-1][xi - 1] - 1e-5
+                accepted = [item for item in accepted if -item[0] >= threshold][:xi]
+            else:
+                accepted.sort(key=lambda item: (item[0], item[1]))
             for neg, _, a, b in accepted[:xi]:
                 better, worse = (a, b) if scores[a] >= scores[b] else (b, a)
                 out.append((better, worse, -neg, s))
     return out
 
 
+@pytest.mark.parametrize("moses_ties", [False, True])
 @pytest.mark.parametrize("gamma,xi,min_diff", [(50, 5, 0.05), (200, 50, 0.0), (30, 100, 0.2)])
-def test_sampler_matches_reference(gamma, xi, min_diff):
+def test_sampler_matches_reference(gamma, xi, min_diff, moses_ties):
     rng = np.random.default_rng(0)
     sizes = rng.integers(0, 12, 300)  # more sentences than one block, some with 0 or 1 hypothesis
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     scores = np.round(rng.uniform(0, 1, offsets[-1]), 2)  # rounded: many ties in |Δg|
-    got = sample_pairs(offsets, scores, np.random.default_rng(5), gamma, xi, min_diff)
-    expected = reference_sampler(offsets, scores, 5, gamma, xi, min_diff)
+    got = sample_pairs(offsets, scores, np.random.default_rng(5), gamma, xi, min_diff, moses_ties)
+    expected = reference_sampler(offsets, scores, 5, gamma, xi, min_diff, moses_ties)
     assert len(got["better"]) == len(expected)
     np.testing.assert_array_equal(got["better"], [e[0] for e in expected])
     np.testing.assert_array_equal(got["worse"], [e[1] for e in expected])

@@ -5,7 +5,10 @@
    α(n) = 0 for n < 0.05 and 1 otherwise; keep the Ξ = 50 accepted pairs with the largest
    differential (ties by drawing order). g is Moses PRO's sentence BLEU, ``moses-smoothed``
    (add-one on every n-gram order; ``bp_smooth=True`` adds Nakov et al.'s (2012) brevity-penalty
-   smoothing, Moses ``pro --smooth-brevity-penalty``). Moses accepts the same |diff| >= 0.05.
+   smoothing, Moses ``pro --smooth-brevity-penalty``). Moses accepts the same |diff| >= 0.05, but
+   keeps "the Ξ largest" differently: the first Ξ draws (in drawing order) whose differential is
+   within 1e-5 of the Ξ-th largest or above it, which under ties can keep a tied draw instead of a
+   larger one drawn later; ``moses_ties=True`` reproduces that rule for comparisons with Moses.
 2. **Classifier** (§4.1): each kept pair gives the difference vector x = h(better) - h(worse) with
    label +1 and -x with label -1 (both signs, "to ensure balance"); a logistic-regression
    (maximum-entropy) classifier without bias is trained on them, as MegaM in Moses (and Cherry &
@@ -49,11 +52,14 @@ _CHUNK = 256  # sentences per block of random draws (fixed, so samples do not de
 
 
 @numba.njit(cache=True)
-def _select(sentences, offsets, first, second, scores, gamma, xi, min_diff, out_better, out_worse, out_diff, out_sent, count):
+def _select(sentences, offsets, first, second, scores, gamma, xi, min_diff, moses_ties, out_better, out_worse, out_diff, out_sent, count):
     """Keep, per sentence, the ``xi`` accepted draws with the largest |score difference|.
 
     ``first``/``second`` hold ``gamma`` local indices per sentence of ``sentences``, in order.
-    Ties are broken by drawing order (stable sort). Returns the new ``count``.
+    Ties are broken by drawing order (stable sort). With ``moses_ties`` the rule of Moses ``pro``
+    is used instead: t = the xi-th largest difference minus 1e-5, then the first xi draws (in
+    drawing order) with a difference >= t, which can prefer draws tied near t over larger ones
+    drawn later. Returns the new ``count``.
     """
     diffs = np.empty(gamma)
     keep = np.empty(gamma, dtype=np.int64)
@@ -70,6 +76,13 @@ def _select(sentences, offsets, first, second, scores, gamma, xi, min_diff, out_
                 keep[m] = q
                 m += 1
         ranked = np.argsort(diffs[:m], kind="mergesort")
+        if moses_ties and m > xi:
+            threshold = -diffs[ranked[xi - 1]] - 1e-5
+            taken = 0
+            for r in range(m):
+                if taken < xi and -diffs[r] >= threshold:
+                    ranked[taken] = r
+                    taken += 1
         for r in range(min(xi, m)):
             q = keep[ranked[r]]
             a = lo + first[i * gamma + q]
@@ -93,6 +106,7 @@ def sample_pairs(
     gamma: int = 5000,
     xi: int = 50,
     min_diff: float = 0.05,
+    moses_ties: bool = False,
 ) -> dict[str, np.ndarray]:
     """Hopkins & May's (2011, Figure 4) sampler over a pool.
 
@@ -106,11 +120,13 @@ def sample_pairs(
         The random generator (pairs are drawn sentence by sentence in blocks of fixed size).
     gamma, xi, min_diff
         Γ draws per sentence, Ξ pairs kept, and the step α (accept when |Δg| >= min_diff).
+    moses_ties
+        Select as Moses ``pro`` does (see :func:`_select`) instead of exactly the Ξ largest.
 
     Returns
     -------
     dict with ``better``, ``worse`` (rows), ``diff`` (|Δg| > 0) and ``sentence``, ordered by
-    sentence, then by decreasing differential.
+    sentence, then by decreasing differential (drawing order with ``moses_ties``).
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
@@ -127,7 +143,9 @@ def sample_pairs(
         highs = np.repeat(sizes[block], gamma)
         first = rng.integers(0, highs)
         second = rng.integers(0, highs)
-        count = _select(block, offsets, first, second, scores, gamma, xi, float(min_diff), better, worse, diff, sentence, count)
+        count = _select(
+            block, offsets, first, second, scores, gamma, xi, float(min_diff), bool(moses_ties), better, worse, diff, sentence, count
+        )
     return {"better": better[:count], "worse": worse[:count], "diff": diff[:count], "sentence": sentence[:count]}
 
 
@@ -173,6 +191,7 @@ class Pro(Tuner):
         "l2": 0.0,  # L2 penalty of the classifier (MegaM in Moses: none)
         "psi": 0.1,  # Ψ: w = Ψ w_new + (1 - Ψ) w_old (§5.4.3)
         "samples_out": "",  # write the sampled pairs here in Moses pro's format
+        "moses_ties": False,  # select the Ξ pairs as Moses pro does (threshold, then drawing order)
     }
 
     def _check(self) -> None:
@@ -196,7 +215,7 @@ class Pro(Tuner):
         self._check()
         scores = metric.sentence_scores if metric is not None and metric.sentence_scores is not None else self.sentence_scores(pool)
         p = self.params
-        return sample_pairs(pool.offsets, scores, self.rng(), p["gamma"], p["xi"], p["min_diff"])
+        return sample_pairs(pool.offsets, scores, self.rng(), p["gamma"], p["xi"], p["min_diff"], p["moses_ties"])
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         """Sample, classify and interpolate (see the module docstring)."""
