@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "weights": ("smtlib.cli.weights", "convert weights between smtlib files and moses.ini"),
     "train": ("smtlib.cli.train", "build a phrase-based system from a parallel corpus, stage by stage"),
     "decode": ("smtlib.cli.decode", "translate with a phrase-based model: 1-best, k-best and lattices"),
+    "data": ("smtlib.cli.data", "corpora with checksums, dev sub-samples and initial weights for the workflow"),
+    "report": ("smtlib.cli.report", "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"),
 }
 
 

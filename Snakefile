@@ -1,0 +1,31 @@
+# Cherry & Foster (2012), "Batch Tuning Strategies for Statistical Machine Translation", end to end:
+# data, dev sub-samples, systems, the tuning loop, evaluation, Tables 4-6, Figure 1, learning curves,
+# the PRO-vs-MERT synthetic figure, and a replay of Moses's recorded n-best lists.
+#
+#   snakemake --cores 8 --config data_dir=../shared/data -- results/table4.tsv
+#   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data
+#   snakemake --report results/report.html
+#
+# Every stage is one file in rules/; every helper is in rules/common.smk; settings in config/.
+
+
+configfile: "config/config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/system.smk"
+include: "rules/tune.smk"
+include: "rules/evaluate.smk"
+include: "rules/tables.smk"
+include: "rules/figures.smk"
+include: "rules/replay.smk"
+
+
+report: "config/report/workflow.rst"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,426 @@
+# Every helper of the workflow: configuration checks, path builders, the experiment's run lists,
+# input functions (the tuning loop's base cases live here) and wildcard constraints.
+# The rules call these by name; no rule holds a lambda or logic of its own.
+
+import itertools
+import json
+import os
+from pathlib import PurePosixPath
+from types import SimpleNamespace
+
+from snakemake.utils import validate
+
+from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
+from smtlib.system.align import canonical_symmetrization
+from smtlib.tuners.registry import list_tuners
+
+
+validate(config, schema="../config/schema/config.schema.yaml")
+
+
+def _check_config():
+    """Checks the schema cannot express: registry membership, table pairs, sweep targets."""
+    used = set(config["methods"]) | set(config["extended_methods"])
+    used |= set(config["replay"]["methods"]) | set(config["sweep"]["grid"])
+    unknown = sorted(used - set(list_tuners()))
+    if unknown:
+        raise ValueError(
+            f"config: method(s) {unknown} are not registered tuners (smtlib tune --list: {list_tuners()})"
+        )
+    for table, pair in config["tables"].items():
+        if pair not in config["pairs"]:
+            raise ValueError(f"config: tables.{table} uses pair {pair!r}, which is not in pairs {config['pairs']}")
+    if config["data_dir"] is not None and not os.path.isdir(config["data_dir"]):
+        raise ValueError(
+            f"config: data_dir {config['data_dir']!r} is not a directory (give a copy laid out like "
+            "../shared/data, or leave data_dir unset to download)"
+        )
+    for sample in config["sweep"]["samples"]:
+        if sample > config["subsample"]["count"]:
+            raise ValueError(
+                f"config: sweep.samples has {sample}, but subsample.count is {config['subsample']['count']}"
+            )
+
+
+_check_config()
+
+
+# ---------------------------------------------------------------- the experiment's dimensions
+ITERATIONS = config["tuning"]["iterations"]
+SAMPLES = list(range(config["subsample"]["count"] + 1))  # 0 = the whole dev set (Cherry & Foster §4.3)
+TABLE_METHODS = list(dict.fromkeys(config["methods"] + config["extended_methods"]))
+ALL_METHODS = sorted(set(TABLE_METHODS) | set(config["sweep"]["grid"]) | set(config["replay"]["methods"]))
+DEFAULT = "default"  # the {setting} of runs with the configured hyper-parameters
+
+
+def applies(method, feature_set):
+    """False where a method does not apply to a feature set (n/a in the tables: MERT on Big)."""
+    return feature_set not in config["not_applicable"].get(method, [])
+
+
+def test_sets(pair):
+    """The test-set names of a pair (Multi30k: test2016 and test2017; the others: test)."""
+    return sorted(PAIRS[pair].tests)
+
+
+def sweep_settings():
+    """Figure 1's grid as (method, "param=value") pairs, in the configured order."""
+    return [
+        (method, f"{param}={value:g}")
+        for method, spec in config["sweep"]["grid"].items()
+        for param, values in spec.items()
+        for value in values
+    ]
+
+
+# ---------------------------------------------------------------- path builders
+def data_path(pair, name):
+    return f"results/data/{pair}/{name}"
+
+
+def work_path(pair, name=""):
+    """smtlib train's work directory of a pair (every stage reads and writes fixed names in it)."""
+    return os.path.join(f"results/systems/{pair}/work", name)
+
+
+def model_dir(pair, feature_set, name=""):
+    """A system's model directory (`smtlib train assemble`), or the file ``name`` in it."""
+    return os.path.join(f"results/systems/{pair}/{feature_set}", name)
+
+
+# the wildcard pattern of a run directory (the rules of rules/tune.smk and rules/evaluate.smk)
+RUN = "results/tune/{pair}/{fs}/{method}/{setting}/s{sample}"
+
+
+def run_path(name):
+    """A file of a run directory, as a wildcard pattern (e.g. ``run_path("it{it}/weights")``)."""
+    return f"{RUN}/{name}"
+
+
+def run_log(name):
+    return f"logs/{RUN}/{name}"
+
+
+def run_benchmark(name):
+    return f"results/benchmarks/{RUN}/{name}"
+
+
+def run_dir(pair, feature_set, method, setting, sample):
+    """One tuning run: (pair, feature set, method, hyper-parameter setting, dev sub-sample)."""
+    return f"results/tune/{pair}/{feature_set}/{method}/{setting}/s{sample}"
+
+
+def runs_of(pair, methods, feature_sets=None, settings=(DEFAULT,), samples=None):
+    """The run directories of a table (or sweep): every applicable combination, as one product."""
+    feature_sets = config["feature_sets"] if feature_sets is None else feature_sets
+    samples = SAMPLES if samples is None else samples
+    return [
+        run_dir(pair, fs, method, setting, sample)
+        for fs, method, setting, sample in itertools.product(feature_sets, methods, settings, samples)
+        if applies(method, fs)
+    ]
+
+
+def table_runs(table, extended=False):
+    methods = TABLE_METHODS if extended else config["methods"]
+    return runs_of(config["tables"][table], methods)
+
+
+def sweep_runs():
+    sw = config["sweep"]
+    return [
+        run_dir(sw["pair"], sw["feature_set"], method, setting, sample)
+        for method, setting in sweep_settings()
+        for sample in sw["samples"]
+    ]
+
+
+def curve_pairs():
+    return config["curves"]["pairs"] or config["pairs"]
+
+
+# ---------------------------------------------------------------- targets
+def all_targets():
+    """The default target: every table (paper and extended), the figures and the replay table."""
+    targets = [f"results/{t}.tsv" for t in config["tables"]]
+    targets += [f"results/{t}_extended.tsv" for t in config["tables"]]
+    targets += [f"results/figures/curves_{p}.png" for p in curve_pairs()]
+    if config["sweep"]["grid"]:
+        targets.append("results/figures/figure1.png")
+    targets.append("results/replay/table.tsv")
+    if os.path.exists("benchmarks/synthetic_pro_mert.py"):  # another issue's script: drawn when present
+        targets.append("results/figures/pro_mert.png")
+    return targets
+
+
+# ---------------------------------------------------------------- options rendered for the shell
+TM1_SYMMETRIZATION = canonical_symmetrization(config["system"]["tm1_symmetrization"])
+# the symmetrized alignments `smtlib train align` writes: TM0's diag-and and TM1's (once each)
+ALIGNMENTS = list(dict.fromkeys(["grow-diag-final-and", TM1_SYMMETRIZATION]))
+
+
+def src_lang(wildcards):
+    return PAIRS[wildcards.pair].src
+
+
+def tgt_lang(wildcards):
+    return PAIRS[wildcards.pair].tgt
+
+
+def lm_order(wildcards):
+    """LM0 is the 4-gram of §4.2; LM1 (medium, big) stands in for the paper's second LM."""
+    return config["system"]["lm_order" if wildcards.index == "0" else "lm1_order"]
+
+
+def system_components(wildcards):
+    """What `smtlib train assemble` reads for a feature set: TM0 (+ reordering), LM0; + TM1, LM1."""
+    indices = ["0"] if wildcards.fs == "small" else ["0", "1"]
+    names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
+    return [work_path(wildcards.pair, n.format(k)) for k in indices for n in names]
+
+
+def limit_options():
+    names = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
+    return " ".join(f"{names[k]} {v}" for k, v in config["limits"].items() if v is not None)
+
+
+def data_dir_option():
+    opts = [] if config["download"] else ["--no-download"]
+    if config["data_dir"] is not None:
+        opts.append(f"--data-dir {config['data_dir']}")
+    return " ".join(opts)
+
+
+def bleu_options(section="bleu"):
+    opts = f"--tokenize {config[section]['tokenize']}"
+    return opts + (" --lowercase" if config[section]["lowercase"] else "")
+
+
+def decoder_options():
+    d = config["decoder"]
+    return f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
+
+
+def needs_sparse(wildcards):
+    """phrase-table.0 carries the sparse field when Big is built for this pair (Medium ignores it)."""
+    big_runs = "big" in config["feature_sets"] or (
+        config["sweep"]["grid"]
+        and config["sweep"]["pair"] == wildcards.pair
+        and config["sweep"]["feature_set"] == "big"
+    )
+    return "--sparse" if big_runs else ""
+
+
+def tune_settings(wildcards):
+    """`--set` options: the method's configured hyper-parameters, then the run's own {setting}."""
+    settings = dict(config["method_settings"].get(wildcards.method, {}))
+    if wildcards.setting != DEFAULT:
+        key, value = wildcards.setting.split("=", 1)
+        settings[key] = value
+    return " ".join(f"--set {k}={v}" for k, v in settings.items())
+
+
+def tune_seed(wildcards):
+    """A different seed per iteration: the runs differ by their dev sub-sample, not by seed (§4.3)."""
+    return config["tuning"]["seed"] * 1000 + int(wildcards.it)
+
+
+def model_of(wildcards, input):
+    """The model directory, from the model.yaml input (a param derived from the input, not hard-coded)."""
+    return os.path.dirname(input.model)
+
+
+def work_of(wildcards, output):
+    """smtlib train's work directory, from the first output (every stage writes fixed names in it)."""
+    return os.path.dirname(output[0])
+
+
+def dir_of(wildcards, output):
+    """The directory of the first output."""
+    return os.path.dirname(output[0])
+
+
+def prefix_of(wildcards, output):
+    """The first output without its extension (scripts that take an output prefix)."""
+    return os.path.splitext(output[0])[0]
+
+
+# ---------------------------------------------------------------- input functions: the tuning loop
+def dev_src(wildcards):
+    return data_path(wildcards.pair, f"dev/s{wildcards.sample}.src")
+
+
+def dev_ref(wildcards):
+    return data_path(wildcards.pair, f"dev/s{wildcards.sample}.ref")
+
+
+def run_of(wildcards):
+    return run_dir(wildcards.pair, wildcards.fs, wildcards.method, wildcards.setting, wildcards.sample)
+
+
+def prev_weights(wildcards):
+    """Weights decoded at iteration it: the initial weights (§4.2) at it=1, else those tuned at it-1."""
+    it = int(wildcards.it)
+    if it == 1:
+        return model_dir(wildcards.pair, wildcards.fs, "init.weights")
+    return f"{run_of(wildcards)}/it{it - 1}/weights"
+
+
+def kbest_pool(wildcards):
+    """The k-best lists of iterations 1..it, merged into iteration it's pool."""
+    return [f"{run_of(wildcards)}/it{i}/dev.kbest.gz" for i in range(1, int(wildcards.it) + 1)]
+
+
+def dev_bleus(wildcards):
+    """Dev BLEU of the weights of iterations 0..N (decoded at iterations 1..N+1)."""
+    return [f"{run_of(wildcards)}/it{i}/dev.bleu.json" for i in range(1, ITERATIONS + 2)]
+
+
+def loop_weights(wildcards):
+    """Weights 0..N: the initial ones, then the tuner's after each iteration."""
+    return [prev_weights(wildcards_at(wildcards, i)) for i in range(1, ITERATIONS + 2)]
+
+
+def wildcards_at(wildcards, it):
+    """``wildcards`` with ``it`` replaced (for calling the loop's input functions at another iteration)."""
+    return SimpleNamespace(**{**dict(wildcards.items()), "it": str(it)})
+
+
+def test_bleus(wildcards):
+    return [f"{run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)]
+
+
+def test_arguments(wildcards):
+    """`--test NAME=FILE` arguments of a run summary, one per test set of the pair."""
+    return " ".join(f"{t}={run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair))
+
+
+def run_meta(wildcards):
+    """The run's identity, written into its learning curve and summary."""
+    return " ".join(f"{k}={getattr(wildcards, k)}" for k in ("pair", "fs", "method", "setting", "sample"))
+
+
+def test_src(wildcards):
+    return data_path(wildcards.pair, f"test.{wildcards.testset}.src")
+
+
+def test_ref(wildcards):
+    return data_path(wildcards.pair, f"test.{wildcards.testset}.ref")
+
+
+def table_summaries(wildcards):
+    return [f"{r}/summary.json" for r in table_runs(wildcards.table, extended=False)]
+
+
+def extended_summaries(wildcards):
+    return [f"{r}/summary.json" for r in table_runs(wildcards.table, extended=True)]
+
+
+def pair_curves(wildcards):
+    runs = runs_of(wildcards.pair, TABLE_METHODS)
+    return [f"{r}/curve.tsv" for r in runs]
+
+
+def sweep_summaries(wildcards):
+    return [f"{r}/summary.json" for r in sweep_runs()]
+
+
+def table_methods(wildcards):
+    return " ".join(config["methods"])
+
+
+def extended_methods(wildcards):
+    return " ".join(TABLE_METHODS)
+
+
+def not_applicable_cells():
+    """`METHOD:FEATURE_SET` cells shown as n/a (MERT on Big, as in the paper)."""
+    return " ".join(f"{m}:{fs}" for m, sets in config["not_applicable"].items() for fs in sets)
+
+
+def table_title(wildcards):
+    pair = config["tables"][wildcards.table]
+    return f"{wildcards.table}: {pair}, the methods of Cherry & Foster (2012)'s tables"
+
+
+def extended_title(wildcards):
+    pair = config["tables"][wildcards.table]
+    return f"{wildcards.table} extended: {pair}, every method"
+
+
+def table_settings():
+    """The settings recorded in each table's companion (JSON on one line; quoted in the shell with :q)."""
+    keys = ("pairs", "feature_sets", "not_applicable", "method_settings", "subsample", "tuning", "decoder")
+    keys += ("system", "bleu", "limits")
+    return json.dumps({k: config[k] for k in keys}, sort_keys=True)
+
+
+# ---------------------------------------------------------------- input functions: the replay experiment
+REPLAY_DATA = "results/replay/data"
+REPLAY_NAMES = [f"data/run{i}.NBEST.out" for i in range(1, REPLAY_ITERATIONS + 1)]
+REPLAY_NAMES += ["reference.0", "reference.1", "reference.2", "moses.ini", "truth/results.dat"]
+
+
+def replay_file(name):
+    """Where the replay data file ``name`` (e.g. ``data/run3.NBEST.out``) is copied."""
+    return os.path.join(REPLAY_DATA, "_".join(PurePosixPath(name).parts) + ".gz")
+
+
+def replay_keys():
+    return " ".join(f"replay/{n}" for n in REPLAY_NAMES)
+
+
+def replay_refs(wildcards=None):
+    return [replay_file(f"reference.{i}") for i in range(3)]
+
+
+def replay_runs(wildcards):
+    """Moses's recorded n-best lists of iterations 1..it (the pool of replay iteration it)."""
+    return [replay_file(f"data/run{i}.NBEST.out") for i in range(1, int(wildcards.it) + 1)]
+
+
+def replay_prev_weights(wildcards):
+    """Base case: the moses.ini weights; else the method's weights after iteration it-1."""
+    it = int(wildcards.it)
+    if it == 1:
+        return "results/replay/init.weights"
+    return f"results/replay/{wildcards.method}/it{it - 1}/weights"
+
+
+def replay_bleus(wildcards):
+    return [
+        f"results/replay/{m}/it{i}/bleu.json"
+        for m in config["replay"]["methods"]
+        for i in range(1, config["replay"]["iterations"] + 1)
+    ]
+
+
+def replay_score_arguments(wildcards):
+    """`--score METHOD:IT:FILE` arguments of the replay table."""
+    return " ".join(
+        f"{m}:{i}:results/replay/{m}/it{i}/bleu.json"
+        for m in config["replay"]["methods"]
+        for i in range(1, config["replay"]["iterations"] + 1)
+    )
+
+
+def replay_method_settings(wildcards):
+    settings = config["method_settings"].get(wildcards.method, {})
+    return " ".join(f"--set {k}={v}" for k, v in settings.items())
+
+
+def replay_seed(wildcards):
+    return config["replay"]["seed"] * 1000 + int(wildcards.it)
+
+
+# ---------------------------------------------------------------- wildcard constraints
+wildcard_constraints:
+    pair="|".join(PAIRS),
+    fs="small|medium|big",
+    method="|".join(ALL_METHODS),
+    setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+0-9.eE]+",
+    sample=r"\d+",
+    it=r"[1-9]\d*",
+    index="[01]",
+    testset="|".join(sorted({t for p in PAIRS.values() for t in p.tests})),
+    table="|".join(config["tables"]),

@@ -1,0 +1,65 @@
+# Stage 7: learning curves of every run, Figure 1 (regularization sweep) and the PRO-vs-MERT
+# synthetic figure (Hopkins & May 2011 §4.2, benchmarks/synthetic_pro_mert.py).
+
+
+rule curves:
+    input:
+        pair_curves,
+    output:
+        png=report(
+            "results/figures/curves_{pair}.png",
+            caption="../config/report/curves.rst",
+            category="Figures",
+        ),
+        tsv="results/figures/curves_{pair}.tsv",
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/figures/curves_{pair}.log",
+    shell:
+        "smtlib report curves --curves {input} --out {output.png} --tsv {output.tsv} "
+        "--title 'learning curves, {wildcards.pair}' > {log} 2>&1"
+
+
+rule figure1:
+    input:
+        sweep_summaries,
+    output:
+        png=report(
+            "results/figures/figure1.png",
+            caption="../config/report/figure1.rst",
+            category="Figures",
+        ),
+        tsv="results/figures/figure1.tsv",
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/figures/figure1.log",
+    shell:
+        "smtlib report figure1 --summaries {input} --out {output.png} --tsv {output.tsv} > {log} 2>&1"
+
+
+rule pro_mert:
+    input:
+        script="benchmarks/synthetic_pro_mert.py",
+    output:
+        tsv="results/figures/pro_mert.tsv",
+        png=report(
+            "results/figures/pro_mert.png",
+            caption="../config/report/pro_mert.rst",
+            category="Figures",
+        ),
+    params:
+        dims=" ".join(map(str, config["pro_mert"]["dims"])),
+        reps=config["pro_mert"]["reps"],
+        methods=" ".join(config["pro_mert"]["methods"]),
+        prefix=prefix_of,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/figures/pro_mert.log",
+    benchmark:
+        "results/benchmarks/figures/pro_mert.tsv"
+    shell:
+        "python {input.script} --dims {params.dims} --reps {params.reps} --methods {params.methods} "
+        "--out {params.prefix} > {log} 2>&1"
