@@ -49,7 +49,7 @@ def decoded(request, tmp_path_factory):
         weights.update({"cbin_1": 0.3, "tgtunal_e2": -0.4})
     write_weights(d / "w.txt", weights)
     decode_file(model, d / "w.txt", d / "in.txt", kbest_out=d / "kb.gz", lattice_out=d / "lat.gz",
-                output=d / "best.txt", config=DecoderConfig(k=20, stack_size=30), progress=False)
+                output=d / "best.txt", config=DecoderConfig(k=20, stack_size=30, lattice_beam=0), progress=False)
     return d, read_weights(d / "w.txt"), parse_nbest(d / "kb.gz"), read_lattices(d / "lat.gz"), lines
 
 

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", help="k-best list output (Moses n-best format, .gz to compress)")
     parser.add_argument("--k", type=int, default=100, help="k-best list size (default 100)")
     parser.add_argument("--lattice", help="search-graph lattice output (.gz to compress)")
-    parser.add_argument("--lattice-beam", type=float, default=0.0,
-                        help="keep only lattice edges on paths within this score of the 1-best (default 0: all)")
+    parser.add_argument("--lattice-beam", type=float, default=10.0,
+                        help="keep only lattice edges on paths within this model score of the 1-best, plus the "
+                             "k-best paths (default 10; 0 = the whole search graph)")
     parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
     parser.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit, 0 = none (default 100)")
     parser.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")

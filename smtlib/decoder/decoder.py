@@ -41,8 +41,10 @@ class DecoderConfig:
         With ``distinct``, at most ``k * nbest_factor`` derivations are examined (Moses's
         ``n-best-factor``, default 20).
     lattice_beam
-        If positive, lattices keep only edges on paths within this score of the 1-best (and the
-        k-best paths' edges); 0 writes the whole search graph.
+        If positive (default 10), lattices keep only edges on paths within this model score of the
+        1-best, and every edge of the k-best paths; 0 writes the whole search graph. On Multi30k
+        (medium, Moses default weights) the whole graph has ~8,500 edges per sentence (160 MiB of
+        gzip for val); beam 10 keeps ~1,300 (~24 MiB), beam 3 ~190.
     """
 
     stack_size: int = 100
@@ -51,7 +53,7 @@ class DecoderConfig:
     k: int = 100
     distinct: bool = True
     nbest_factor: int = 20
-    lattice_beam: float = 0.0
+    lattice_beam: float = 10.0
 
 
 @dataclasses.dataclass

@@ -27,7 +27,7 @@ File format (``smtlib-lattice/1``), UTF-8 text, plain or gzip (by the ``.gz`` na
   the sum of the edges' scores. Every hypothesis the decoder kept after recombination and pruning is
   a path; recombined hypotheses (Moses's arcs) are extra incoming edges of the same node.
 
-With a lattice beam (``smtlib decode --lattice-beam B``) only the edges whose best path scores
+With a lattice beam (``smtlib decode --lattice-beam B``, default 10; 0 = the whole graph) only the edges whose best path scores
 within ``B`` of the 1-best (under the decoding weights) are written, together with every edge of
 the k-best paths, so the 1-best and the k-best list are still paths (:func:`beam_prune_nb`).
 

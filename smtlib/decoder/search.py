@@ -17,11 +17,23 @@ distortion limit allows, and the new hypothesis goes to the stack of its new cov
   extra incoming edge of the merged node (Moses's arc list): the search graph for k-best lists and
   lattices. In the last stack every hypothesis is complete and nothing follows, so all of them merge
   into one goal node (recombination on the coverage alone is exact there).
-* **Histogram pruning** to ``stack_size`` nodes, done as Moses does when a stack holds twice as
-  many, and once more before the stack is expanded; after a pruning, a new hypothesis that scores
-  below the worst survivor can never survive and is dropped at once. The drop is also tried *before*
+* **Histogram pruning** to ``stack_size`` nodes, done when a stack holds 25% more (Moses waits for
+  twice as many; pruning sooner raises the threshold sooner, about 10% faster here, and gives the
+  same surviving nodes and 1-best: only recombined arcs below the beam are lost earlier), and once
+  more before the stack is expanded; after a pruning, a new hypothesis that scores below the worst
+  survivor can never survive and is dropped at once. The drop is also tried *before*
   the LM is queried, with an upper bound on the LM score of the phrase (the largest probability any
   n-gram ending in each word has); the bound is exact-safe, so this changes no result.
+* **LM caching**: each LM state is interned (an id per distinct minimized state), and the LM score
+  and resulting state of an option after a state are cached per sentence: hypotheses that differ
+  only in coverage share their LM state, so about two thirds of the phrase scorings on Multi30k are
+  cache hits. Recombination compares state ids.
+
+Profile (Multi30k val, medium model, stack 100, k=100; counters of :class:`Decoder`): per sentence
+about 128k options are looked at, 65k pass the bound and are scored, 25k become a node or an edge;
+before caching, ``search_nb`` was 75% of the time (cProfile) and the rest was feature replay per
+edge (now kept from the search) and Python glue; the LM table probes were the main cost, hence the
+packed one-row-per-probe table (:mod:`smtlib.decoder.lm`) and the cache.
 
 Scores are ``w . h`` with the feature values of :mod:`smtlib.decoder.model`; LM values are natural
 logs, the end-of-sentence probability is added when the coverage becomes complete, distortion is
@@ -200,7 +212,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
     h_keys = np.zeros(hcap, dtype=np.uint64)
     h_node = np.full(hcap, -1, dtype=np.int64)
     hn = 0
-    scap = 64 if stack_size <= 0 else 2 * stack_size + 2
+    scap = 64 if stack_size <= 0 else stack_size + stack_size // 4 + 2
     st_nodes = np.zeros((n + 1, scap), dtype=np.int64)
     st_cnt = np.zeros(n + 1, dtype=np.int64)
     st_thresh = np.full(n + 1, NEG_INF)
@@ -494,7 +506,7 @@ def search_nb(n, maxlen, stack_size, dl, use_lr,
                                         h_node[sl] = old_node[i]
                         # ---- into the stack
                         if st_cnt[ns] == st_nodes.shape[1]:
-                            if stack_size > 0 and st_cnt[ns] >= 2 * stack_size:
+                            if stack_size > 0 and st_cnt[ns] >= stack_size + stack_size // 4:
                                 _prune(ns, stack_size, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive)
                                 thresh = st_thresh[ns]
                             if st_cnt[ns] == st_nodes.shape[1]:
