@@ -100,28 +100,29 @@ def _hull_candidates(a, b, lo, rows):
     al, bl = a[left], b[left]
     at, bt = a[top], b[top]
     ar, br = a[right], b[right]
-    # second level: the farthest points above L-T and above T-R (branch-free: both crosses)
+    # second level, over the points not below L-T-R only: the farthest points M1 above L-T and
+    # M2 above T-R, then the finer chain L-M1-T-M2-R filters those points again
+    la, lb, ra, rb = at - al, bt - bl, ar - at, br - bt
     m1 = top
     m2 = top
     best1 = 0.0
     best2 = 0.0
-    la, lb, ra, rb = at - al, bt - bl, ar - at, br - bt
+    count = 0
     for j in range(n):
         aj = a[j]
         bj = b[j]
-        c1 = la * (bj - bl) - lb * (aj - al)
-        c2 = ra * (bj - bt) - rb * (aj - at)
         on_left = aj <= at
-        c1 = c1 if on_left else 0.0
-        c2 = 0.0 if on_left else c2
-        if c1 > best1:
-            best1 = c1
+        u = la * (bj - bl) if on_left else ra * (bj - bt)
+        v = lb * (aj - al) if on_left else rb * (aj - at)
+        c = u - v
+        rows[count] = j
+        count += c >= -1e-12 * (abs(u) + abs(v))
+        if on_left and c > best1:
+            best1 = c
             m1 = j
-        if c2 > best2:
-            best2 = c2
+        if not on_left and c > best2:
+            best2 = c
             m2 = j
-    # the chain L-M1-T-M2-R as four segments (origin, direction); a point uses the segment
-    # whose slope range holds its slope
     seg = np.empty((4, 4))
     xs = (al, a[m1], at, a[m2], ar)
     ys = (bl, b[m1], bt, b[m2], br)
@@ -132,16 +133,17 @@ def _hull_candidates(a, b, lo, rows):
         seg[k, 3] = ys[k + 1] - ys[k]
     a1 = xs[1]
     a2 = xs[3]
-    count = 0
-    for j in range(n):
+    kept = 0
+    for i in range(count):
+        j = rows[i]
         aj = a[j]
         bj = b[j]
         k = (aj > a1) + (aj > at) + (aj > a2)
         u = seg[k, 2] * (bj - seg[k, 1])
         v = seg[k, 3] * (aj - seg[k, 0])
-        rows[count] = lo + j
-        count += (u - v) >= -1e-12 * (abs(u) + abs(v))
-    return count
+        rows[kept] = lo + j
+        kept += (u - v) >= -1e-12 * (abs(u) + abs(v))
+    return kept
 
 
 @numba.njit(cache=True)
