@@ -8,8 +8,12 @@
 #
 # Every stage is one file in rules/; every helper is in rules/common.smk; settings in config/.
 
+import os
 
-configfile: "config/config.yaml"
+
+
+# the defaults, found next to this file whatever the working directory (-d); --configfile merges over it
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "rules/common.smk"

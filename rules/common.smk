@@ -21,15 +21,20 @@ validate(config, schema="../config/schema/config.schema.yaml")
 def _check_config():
     """Checks the schema cannot express: registry membership, table pairs, sweep targets."""
     used = set(config["methods"]) | set(config["extended_methods"])
-    used |= set(config["replay"]["methods"]) | set(config["sweep"]["grid"])
+    used |= set(config["replay"]["methods"]) | {g["method"] for g in config["sweep"]["grid"]}
     unknown = sorted(used - set(list_tuners()))
     if unknown:
         raise ValueError(
             f"config: method(s) {unknown} are not registered tuners (smtlib tune --list: {list_tuners()})"
         )
-    for table, pair in config["tables"].items():
-        if pair not in config["pairs"]:
-            raise ValueError(f"config: tables.{table} uses pair {pair!r}, which is not in pairs {config['pairs']}")
+    names = [t["name"] for t in config["tables"]]
+    if len(set(names)) != len(names):
+        raise ValueError(f"config: table names must be unique, got {names}")
+    for t in config["tables"]:
+        if t["pair"] not in config["pairs"]:
+            raise ValueError(
+                f"config: table {t['name']} uses pair {t['pair']!r}, which is not in pairs {config['pairs']}"
+            )
     if config["data_dir"] is not None and not os.path.isdir(config["data_dir"]):
         raise ValueError(
             f"config: data_dir {config['data_dir']!r} is not a directory (give a copy laid out like "
@@ -49,7 +54,9 @@ _check_config()
 ITERATIONS = config["tuning"]["iterations"]
 SAMPLES = list(range(config["subsample"]["count"] + 1))  # 0 = the whole dev set (Cherry & Foster §4.3)
 TABLE_METHODS = list(dict.fromkeys(config["methods"] + config["extended_methods"]))
-ALL_METHODS = sorted(set(TABLE_METHODS) | set(config["sweep"]["grid"]) | set(config["replay"]["methods"]))
+TABLES = {t["name"]: t["pair"] for t in config["tables"]}
+SWEEP_METHODS = [g["method"] for g in config["sweep"]["grid"]]
+ALL_METHODS = sorted(set(TABLE_METHODS) | set(SWEEP_METHODS) | set(config["replay"]["methods"]))
 DEFAULT = "default"  # the {setting} of runs with the configured hyper-parameters
 
 
@@ -65,12 +72,7 @@ def test_sets(pair):
 
 def sweep_settings():
     """Figure 1's grid as (method, "param=value") pairs, in the configured order."""
-    return [
-        (method, f"{param}={value:g}")
-        for method, spec in config["sweep"]["grid"].items()
-        for param, values in spec.items()
-        for value in values
-    ]
+    return [(g["method"], f"{g['param']}={value:g}") for g in config["sweep"]["grid"] for value in g["values"]]
 
 
 # ---------------------------------------------------------------- path builders
@@ -102,7 +104,7 @@ def run_log(name):
 
 
 def run_benchmark(name):
-    return f"results/benchmarks/{RUN}/{name}"
+    return f"results/benchmarks/{RUN.removeprefix('results/')}/{name}"
 
 
 def run_dir(pair, feature_set, method, setting, sample):
@@ -123,7 +125,7 @@ def runs_of(pair, methods, feature_sets=None, settings=(DEFAULT,), samples=None)
 
 def table_runs(table, extended=False):
     methods = TABLE_METHODS if extended else config["methods"]
-    return runs_of(config["tables"][table], methods)
+    return runs_of(TABLES[table], methods)
 
 
 def sweep_runs():
@@ -135,6 +137,9 @@ def sweep_runs():
     ]
 
 
+PRO_MERT_SCRIPT = os.path.join(workflow.basedir, "benchmarks", "synthetic_pro_mert.py")
+
+
 def curve_pairs():
     return config["curves"]["pairs"] or config["pairs"]
 
@@ -142,13 +147,13 @@ def curve_pairs():
 # ---------------------------------------------------------------- targets
 def all_targets():
     """The default target: every table (paper and extended), the figures and the replay table."""
-    targets = [f"results/{t}.tsv" for t in config["tables"]]
-    targets += [f"results/{t}_extended.tsv" for t in config["tables"]]
+    targets = [f"results/{t}.tsv" for t in TABLES]
+    targets += [f"results/{t}_extended.tsv" for t in TABLES]
     targets += [f"results/figures/curves_{p}.png" for p in curve_pairs()]
     if config["sweep"]["grid"]:
         targets.append("results/figures/figure1.png")
     targets.append("results/replay/table.tsv")
-    if os.path.exists("benchmarks/synthetic_pro_mert.py"):  # another issue's script: drawn when present
+    if os.path.exists(PRO_MERT_SCRIPT):  # another issue's script: drawn when present
         targets.append("results/figures/pro_mert.png")
     return targets
 
@@ -233,6 +238,11 @@ def model_of(wildcards, input):
 def work_of(wildcards, output):
     """smtlib train's work directory, from the first output (every stage writes fixed names in it)."""
     return os.path.dirname(output[0])
+
+
+def input_dir_of(wildcards, input):
+    """The directory of the first input."""
+    return os.path.dirname(input[0])
 
 
 def dir_of(wildcards, output):
@@ -339,12 +349,12 @@ def not_applicable_cells():
 
 
 def table_title(wildcards):
-    pair = config["tables"][wildcards.table]
+    pair = TABLES[wildcards.table]
     return f"{wildcards.table}: {pair}, the methods of Cherry & Foster (2012)'s tables"
 
 
 def extended_title(wildcards):
-    pair = config["tables"][wildcards.table]
+    pair = TABLES[wildcards.table]
     return f"{wildcards.table} extended: {pair}, every method"
 
 
@@ -423,4 +433,4 @@ wildcard_constraints:
     it=r"[1-9]\d*",
     index="[01]",
     testset="|".join(sorted({t for p in PAIRS.values() for t in p.tests})),
-    table="|".join(config["tables"]),
+    table="|".join(TABLES),

@@ -41,7 +41,7 @@ rule figure1:
 
 rule pro_mert:
     input:
-        script="benchmarks/synthetic_pro_mert.py",
+        script=PRO_MERT_SCRIPT,
     output:
         tsv="results/figures/pro_mert.tsv",
         png=report(

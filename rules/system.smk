@@ -133,7 +133,7 @@ rule train_assemble:
         spec=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=model_dir("{pair}", "{fs}", "weights.init"),
     params:
-        work=work_of,
+        work=input_dir_of,
         out=dir_of,
     conda:
         "../envs/smtlib.yaml"

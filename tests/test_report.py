@@ -1,0 +1,150 @@
+"""`smtlib report`: best-iteration selection, run summaries, the paper's table layout, figures, replay."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from smtlib.cli.report import aggregate, best_iteration, read_moses_results, table_rows
+from smtlib.errors import InputError
+
+SIG = "nrefs:1|case:lc|eff:no|tok:none|smooth:exp|version:2.6.0|impl:smtlib-0.1.0"
+
+
+def bleu_json(path, score):
+    path.write_text(json.dumps({"name": "BLEU", "score": score, "signature": SIG}), encoding="utf-8")
+    return path
+
+
+def test_best_iteration_prefers_the_earliest_of_equal_scores():
+    assert best_iteration([30.0, 31.5, 31.5, 29.0]) == 1
+    assert best_iteration([30.0]) == 0
+    with pytest.raises(InputError):
+        best_iteration([])
+
+
+def _run(method, fs, sample, tune, tests):
+    return {"pair": "fr-en", "fs": fs, "method": method, "setting": "default", "sample": str(sample), "tune": tune,
+            "tests": tests, "test": statistics.fmean(tests.values()), "best_iteration": 3}
+
+
+def test_aggregate_averages_runs_and_takes_the_sd_of_per_run_test_means():
+    runs = [_run("kbmira", "small", s, 40.0 + s, {"a": 30.0 + s, "b": 32.0 + 2 * s}) for s in range(5)]
+    cell = aggregate(runs)[("kbmira", "small")]
+    assert cell["tune"] == pytest.approx(42.0)
+    per_run = [31.0 + 1.5 * s for s in range(5)]  # mean of the two test sets of each run
+    assert cell["test"] == pytest.approx(statistics.fmean(per_run))
+    assert cell["sd"] == pytest.approx(statistics.stdev(per_run))  # n-1, across the 5 sub-samples
+    assert cell["runs"] == 5
+    with pytest.raises(InputError, match="listed twice"):
+        aggregate(runs + runs[:1])
+
+
+def test_table_rows_have_the_papers_layout():
+    runs = [_run(m, fs, s, 40.0, {"t": 39.0 + s}) for m in ("mert", "pro") for fs in ("small", "medium", "big")
+            for s in range(2) if not (m == "mert" and fs == "big")]
+    runs += [_run("svm", fs, 0, 41.0, {"t": 40.0}) for fs in ("small", "medium", "big")]
+    header, rows = table_rows(aggregate(runs), ["mert", "pro", "svm"], ["small", "medium", "big"], {("mert", "big")})
+    assert header == ["method", "Small Tune", "Small Test", "Small SD", "Medium Tune", "Medium Test", "Medium SD",
+                      "Big Tune", "Big Test", "Big SD"]
+    assert rows[0] == ["kb-mert", "40.00", "39.50", "0.71", "40.00", "39.50", "0.71", "n/a", "n/a", "n/a"]
+    assert rows[1][0] == "pro" and rows[1][7:] == ["40.00", "39.50", "0.71"]
+    assert rows[2][1:4] == ["41.00", "40.00", "-"]  # one run: SD undefined
+    with pytest.raises(InputError, match="no runs for method 'pro' on feature set 'big'"):
+        table_rows(aggregate(runs[:4]), ["pro"], ["big"], set())
+
+
+def test_best_summary_and_table_through_the_cli(tmp_path, cli):
+    table_summaries = []
+    for method in ("mert", "kbmira"):
+        for sample in (0, 1):
+            run = tmp_path / method / str(sample)
+            run.mkdir(parents=True)
+            scores = [20.0, 25.0 + sample, 24.0] if method == "mert" else [20.0, 22.0, 23.0 + sample]
+            bleus = [bleu_json(run / f"dev{i}.json", s) for i, s in enumerate(scores)]
+            weights = []
+            for i in range(3):
+                (run / f"w{i}").write_text(f"LM0_0 {i}.5\n", encoding="utf-8")
+                weights.append(run / f"w{i}")
+            r = cli("report", "best", "--dev-bleu", *bleus, "--weights", *weights, "--out-weights", run / "best",
+                    "--out-curve", run / "curve.tsv", "--meta", "pair=fr-en", "fs=small", f"method={method}",
+                    "setting=default", f"sample={sample}")
+            assert r.returncode == 0, r.stderr
+            best = 1 if method == "mert" else 2
+            assert (run / "best").read_text().splitlines()[1] == f"LM0_0 {best}.5"
+            curve = (run / "curve.tsv").read_text().splitlines()
+            assert len(curve) == 4 and curve[1 + best].split("\t")[7] == "1"
+            r = cli("report", "summary", "--curve", run / "curve.tsv", "--test",
+                    f"t1={bleu_json(run / 't1.json', 30.0 + sample)}", f"t2={bleu_json(run / 't2.json', 32.0)}",
+                    "--out", run / "summary.json")
+            assert r.returncode == 0, r.stderr
+            s = json.loads((run / "summary.json").read_text())
+            assert s["tune"] == scores[best] and s["best_iteration"] == best and s["test"] == 31.0 + sample / 2
+            table_summaries.append(run / "summary.json")
+    r = cli("report", "table", "--summaries", *table_summaries, "--methods", "mert", "kbmira", "--feature-sets",
+            "small", "--out", tmp_path / "t.tsv", "--companion", tmp_path / "t.md", "--settings", '{"k": 100}',
+            "--title", "Table 4")
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split("\t") for ln in (tmp_path / "t.tsv").read_text().splitlines()]
+    assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD"]
+    assert lines[1] == ["kb-mert", "25.50", "31.25", "0.35"]
+    assert lines[2] == ["kb-mira", "23.50", "31.25", "0.35"]
+    md = (tmp_path / "t.md").read_text()
+    assert SIG in md and '"k": 100' in md and "| kb-mira | small | 2 | 2 2 |" in md
+    # a summary outside the table's rows/columns is an error, and nothing is written
+    r = cli("report", "table", "--summaries", *table_summaries, "--methods", "mert", "--feature-sets", "small",
+            "--out", tmp_path / "u.tsv", "--companion", tmp_path / "u.md")
+    assert r.returncode == 2 and "outside the table" in r.stderr and not (tmp_path / "u.tsv").exists()
+
+
+def test_best_rejects_mismatched_and_invalid_inputs(tmp_path, cli):
+    (tmp_path / "w").write_text("LM0_0 1\n", encoding="utf-8")
+    good = bleu_json(tmp_path / "b.json", 20.0)
+    r = cli("report", "best", "--dev-bleu", good, good, "--weights", tmp_path / "w", "--out-weights", tmp_path / "o",
+            "--out-curve", tmp_path / "c")
+    assert r.returncode == 2 and "2 dev BLEU files for 1 weight files" in r.stderr
+    bad = bleu_json(tmp_path / "bad.json", 120.0)
+    r = cli("report", "best", "--dev-bleu", bad, "--weights", tmp_path / "w", "--out-weights", tmp_path / "o",
+            "--out-curve", tmp_path / "c")
+    assert r.returncode == 2 and "between 0 and 100" in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_figures_are_written(tmp_path, cli):
+    summaries = []
+    for i, (method, setting) in enumerate([("kbmira", "C=0.1"), ("kbmira", "C=0.01"), ("mr", "l2=5"), ("mr", "l2=50")]):
+        p = tmp_path / f"s{i}.json"
+        p.write_text(json.dumps(_run(method, "big", 0, 40.0 + i, {"t": 39.0}) | {"setting": setting}), encoding="utf-8")
+        summaries.append(p)
+    r = cli("report", "figure1", "--summaries", *summaries, "--out", tmp_path / "f.png", "--tsv", tmp_path / "f.tsv")
+    assert r.returncode == 0, r.stderr
+    rows = (tmp_path / "f.tsv").read_text().splitlines()
+    assert rows[1:] == ["kbmira\tC\t0.01\t1\t41.0000\t39.0000", "kbmira\tC\t0.1\t1\t40.0000\t39.0000",
+                        "mr\tl2\t5\t1\t42.0000\t39.0000", "mr\tl2\t50\t1\t43.0000\t39.0000"]
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_moses_results_parser(tmp_path):
+    (tmp_path / "r.dat").write_text("STDOUT_1=weights_1: 0.1 0.2\nSTDOUT_2=best_1:  0.379034\nSTDOUT_3=best_2:  0.4\n",
+                                    encoding="utf-8")
+    assert read_moses_results(tmp_path / "r.dat") == pytest.approx({1: 37.9034, 2: 40.0})
+    (tmp_path / "x.dat").write_text("nothing\n", encoding="utf-8")
+    with pytest.raises(InputError, match="best_N"):
+        read_moses_results(tmp_path / "x.dat")
+
+
+@pytest.mark.data
+def test_replay_table_from_recorded_moses_results(shared_data, tmp_path, cli):
+    truth = shared_data / "moses-mert-nbest/regression/mert-moses-new-aggregate/truth/results.dat.gz"
+    assert read_moses_results(truth)[14] == pytest.approx(44.3906)
+    scores = [f"mert:{i}:{bleu_json(tmp_path / f'm{i}.json', 30.0 + i)}" for i in (1, 2, 3)]
+    scores += [f"pro:{i}:{bleu_json(tmp_path / f'p{i}.json', 35.0 - i)}" for i in (1, 2, 3)]
+    r = cli("report", "replay", "--truth", truth, "--score", *scores, "--out", tmp_path / "t.tsv",
+            "--figure", tmp_path / "t.png")
+    assert r.returncode == 0, r.stderr
+    rows = [ln.split("\t") for ln in (tmp_path / "t.tsv").read_text().splitlines() if not ln.startswith("#")]
+    assert rows[0] == ["method", "final_bleu", "best_bleu", "best_iteration", "it1", "it2", "it3"]
+    assert rows[1] == ["mert", "33.00", "33.00", "3", "31.00", "32.00", "33.00"]
+    assert rows[2] == ["pro", "32.00", "34.00", "1", "34.00", "33.00", "32.00"]
+    assert rows[3] == ["moses-mert (recorded)", "43.56", "43.56", "3", "37.90", "43.12", "43.56"]
