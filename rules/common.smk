@@ -100,7 +100,7 @@ def run_path(name):
 
 
 def run_log(name):
-    return f"logs/{RUN}/{name}"
+    return f"logs/{RUN.removeprefix('results/')}/{name}"
 
 
 def run_benchmark(name):

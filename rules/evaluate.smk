@@ -7,40 +7,28 @@ rule decode_test:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=rules.select_best.output.weights,
         src=test_src,
+        ref=test_ref,
     output:
-        run_path("test.{testset}.1best"),
+        best=run_path("test.{testset}.1best"),
+        bleu=run_path("test.{testset}.bleu.json"),
     params:
         model=model_of,
         search=decoder_options(),
+        bleu=bleu_options(),
     threads: 2
     conda:
         "../envs/smtlib.yaml"
     log:
-        run_log("test.{testset}.decode.log"),
+        run_log("test.{testset}.log"),
     benchmark:
         run_benchmark("test.{testset}.decode.tsv")
     resources:
         mem_mb=3000,
     shell:
-        "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
-        "--output {output} --jobs {threads} {params.search} --quiet > {log} 2>&1"
-
-
-rule test_bleu:
-    input:
-        hyps=rules.decode_test.output,
-        ref=test_ref,
-    output:
-        run_path("test.{testset}.bleu.json"),
-    params:
-        bleu=bleu_options(),
-    conda:
-        "../envs/smtlib.yaml"
-    log:
-        run_log("test.{testset}.bleu.log"),
-    shell:
-        "smtlib bleu --refs {input.ref} --hyps {input.hyps} {params.bleu} > {output}.tmp 2> {log} "
-        "&& mv {output}.tmp {output}"
+        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "--output {output.best} --jobs {threads} {params.search} --quiet "
+        "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
+        "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
 rule run_summary:

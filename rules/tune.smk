@@ -1,7 +1,8 @@
 # Stage 4: the tuning loop of one run (pair, feature set, method, setting, dev sub-sample), as a path:
 # iteration it decodes the dev sub-sample with the weights of it-1 (prev_weights; it=1: the initial
-# weights of §4.2), merges the k-best lists of iterations 1..it (kbest_pool) and runs one
-# optimizer step; iteration N+1 only decodes, to score the last weights. The weights with the best
+# weights of §4.2) and scores the 1-best, merges the k-best lists of iterations 1..it (kbest_pool)
+# and runs one optimizer step; iteration N+1 only decodes, to score the last weights. (Decoding
+# and scoring, merging and tuning share a job: fewer, longer jobs; each command logs to the job's log.) The weights with the best
 # dev BLEU are kept (Cherry & Foster 2012, §4).
 
 
@@ -10,13 +11,16 @@ rule decode_dev:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=prev_weights,
         src=dev_src,
+        ref=dev_ref,
     output:
         kbest=run_path("it{it}/dev.kbest.gz"),
         best=run_path("it{it}/dev.1best"),
+        bleu=run_path("it{it}/dev.bleu.json"),
     params:
         model=model_of,
         k=config["tuning"]["k"],
         search=decoder_options(),
+        bleu=bleu_options(),
     threads: 2
     conda:
         "../envs/smtlib.yaml"
@@ -27,47 +31,19 @@ rule decode_dev:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
-        "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} "
-        "--quiet > {log} 2>&1"
-
-
-rule dev_bleu:
-    input:
-        hyps=rules.decode_dev.output.best,
-        ref=dev_ref,
-    output:
-        run_path("it{it}/dev.bleu.json"),
-    params:
-        bleu=bleu_options(),
-    conda:
-        "../envs/smtlib.yaml"
-    log:
-        run_log("it{it}/dev_bleu.log"),
-    shell:
-        "smtlib bleu --refs {input.ref} --hyps {input.hyps} {params.bleu} > {output}.tmp 2> {log} "
-        "&& mv {output}.tmp {output}"
-
-
-rule merge_pool:
-    input:
-        kbest_pool,
-    output:
-        run_path("it{it}/pool.kbest.gz"),
-    conda:
-        "../envs/smtlib.yaml"
-    log:
-        run_log("it{it}/merge.log"),
-    shell:
-        "smtlib kbest merge --out {output} {input} > {log} 2>&1"
+        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} --quiet "
+        "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
+        "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
 rule tune:
     input:
-        pool=rules.merge_pool.output,
+        kbest=kbest_pool,
         ref=dev_ref,
         init=prev_weights,
     output:
+        pool=run_path("it{it}/pool.kbest.gz"),
         weights=run_path("it{it}/weights"),
         info=run_path("it{it}/tune.json"),
     params:
@@ -83,8 +59,9 @@ rule tune:
     resources:
         mem_mb=2000,
     shell:
-        "smtlib tune {wildcards.method} --kbest {input.pool} --refs {input.ref} --init {input.init} "
-        "--out {output.weights} --info {output.info} --seed {params.seed} {params.settings} {params.bleu} "
+        "(smtlib kbest merge --out {output.pool} {input.kbest} "
+        "&& smtlib tune {wildcards.method} --kbest {output.pool} --refs {input.ref} --init {input.init} "
+        "--out {output.weights} --info {output.info} --seed {params.seed} {params.settings} {params.bleu}) "
         "> {log} 2>&1"
 
 

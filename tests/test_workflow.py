@@ -1,0 +1,300 @@
+"""The Snakemake workflow, through the `snakemake` command (never its Python API).
+
+* `snakemake --lint` is clean; the schema rejects a misspelled method or pair with a clear message.
+* Dry runs: the default target's job count equals the product of the configured dimensions
+  (counted independently here); the tuning loop's input functions (prev_weights, kbest_pool) and
+  their base cases, read back from the dry run's job listing.
+* The replay experiment end to end on Moses's recorded n-best lists, and a killed replay run
+  restarted to the same table (outputs atomic, incomplete jobs rerun).
+* The quick configuration end to end on ../shared/data (slow): the table's shape and real BLEU scores.
+
+Every run works in its own temporary directory (``snakemake -s Snakefile -d TMP``) so that the tests
+never touch the repository's results/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+BIN = os.path.dirname(sys.executable)
+
+
+def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen=False):
+    """Run `snakemake -s REPO/Snakefile -d WORKDIR ARGS` (with data_dir when given)."""
+    cmd = [os.path.join(BIN, "snakemake"), "-s", str(SNAKEFILE), "-d", str(workdir)]
+    if configfile is not None:
+        cmd += ["--configfile", str(configfile)]
+    cmd += list(args)
+    if data_dir is not None:
+        cmd += ["--config", f"data_dir={data_dir}"]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+    if popen:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                start_new_session=True)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The `Job stats` table of a dry run: rule -> count."""
+    counts = {}
+    block = output.split("Job stats:", 1)[1]
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def jobs_of(output: str, rule: str) -> list[dict[str, str]]:
+    """The jobs of ``rule`` in a dry run's listing, each as {field: value} (input, output, ...)."""
+    jobs = []
+    for block in re.split(r"\n(?=rule \w+:)", output):
+        if not block.startswith(f"rule {rule}:"):
+            continue
+        fields = {}
+        for line in block.splitlines()[1:]:
+            m = re.match(r"^\s{4}(\w+): (.*)$", line)
+            if m:
+                fields[m.group(1)] = m.group(2)
+        jobs.append(fields)
+    return jobs
+
+
+def write_config(path, data):
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def data_dir():
+    from tests.conftest import shared_data_dir
+
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("../shared/data is not available")
+    return path
+
+
+# ------------------------------------------------------------------ static checks
+def test_lint_is_clean(tmp_path, data_dir):
+    r = snakemake(tmp_path, "--lint", data_dir=data_dir, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Congratulations, your workflow is in a good condition!" in r.stdout + r.stderr
+
+
+def test_schema_rejects_a_misspelled_method(tmp_path):
+    cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"]})
+    r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
+    assert r.returncode != 0
+    assert "'kbmria' is not one of" in r.stdout + r.stderr
+
+
+def test_schema_rejects_a_misspelled_pair_and_unknown_keys(tmp_path):
+    r = snakemake(tmp_path, "-n", configfile=write_config(tmp_path / "a.yaml", {"pairs": ["fr-em"]}), timeout=120)
+    assert r.returncode != 0 and "'fr-em' is not one of" in r.stdout + r.stderr
+    r = snakemake(tmp_path, "-n", configfile=write_config(tmp_path / "b.yaml", {"iteratoins": 3}), timeout=120)
+    assert r.returncode != 0 and "'iteratoins' was unexpected" in r.stdout + r.stderr
+
+
+def test_missing_data_dir_is_a_clear_error(tmp_path):
+    r = snakemake(tmp_path, "-n", data_dir=tmp_path / "nowhere", timeout=120)
+    assert r.returncode != 0
+    assert "data_dir" in r.stdout + r.stderr and "is not a directory" in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_offline_without_a_local_copy_fails_the_data_step_with_one_line(tmp_path):
+    cfg = write_config(tmp_path / "c.yaml", {"download": False})
+    r = snakemake(tmp_path, "--cores", "1", "results/data/fr-en/dev.src", configfile=cfg, timeout=300)
+    assert r.returncode != 0
+    log = (tmp_path / "logs/data/fr-en/dev.log").read_text()
+    assert log.strip().count("\n") == 0 and "no local copy of multi30k/tok/val.lc.norm.tok.fr.gz" in log
+    assert not (tmp_path / "results/data/fr-en/dev.src").exists()
+
+
+# ------------------------------------------------------------------ dry runs
+def expected_default_jobs(config: dict) -> dict[str, int]:
+    """Jobs of the default target, counted from the configuration (independently of rules/common.smk)."""
+    from smtlib.data.corpora import PAIRS
+
+    n_it = config["tuning"]["iterations"]
+    samples = config["subsample"]["count"] + 1
+    table_methods = list(dict.fromkeys(config["methods"] + config["extended_methods"]))
+    na = config["not_applicable"]
+    runs = []  # (pair, fs, method, setting, sample)
+    for pair in config["pairs"]:
+        for fs in config["feature_sets"]:
+            for m in table_methods:
+                if fs not in na.get(m, []):
+                    runs += [(pair, fs, m, "default", s) for s in range(samples)]
+    sw = config["sweep"]
+    for g in sw["grid"]:
+        runs += [(sw["pair"], sw["feature_set"], g["method"], f"{g['param']}={v:g}", s)
+                 for v in g["values"] for s in sw["samples"]]
+    systems = {(r[0], r[1]) for r in runs}
+    pairs = {r[0] for r in runs}
+    replay = config["replay"]
+    tests = sum(len(PAIRS[r[0]].tests) for r in runs)
+    return {
+        "data_train": len(pairs), "data_dev": len(pairs),
+        "data_test": sum(len(PAIRS[p].tests) for p in pairs),
+        "data_subsample": len({(r[0], r[4]) for r in runs}),
+        "train_prepare": len(pairs), "train_align": len(pairs), "train_phrases0": len(pairs),
+        "train_phrases1": len({p for p, fs in systems if fs != "small"}),
+        "train_lm": len(pairs) + len({p for p, fs in systems if fs != "small"}),
+        "train_assemble": len(systems), "init_weights": len(systems),
+        "decode_dev": len(runs) * (n_it + 1), "tune": len(runs) * n_it, "select_best": len(runs),
+        "decode_test": tests, "run_summary": len(runs),
+        "table": len(config["tables"]), "table_extended": len(config["tables"]),
+        "curves": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
+        "replay_data": 1, "replay_init": 1, "replay_pool": replay["iterations"],
+        "replay_tune": len(replay["methods"]) * replay["iterations"],
+        "replay_rerank": len(replay["methods"]) * replay["iterations"], "replay_table": 1,
+        "pro_mert": 1 if (REPO / "benchmarks/synthetic_pro_mert.py").exists() else 0,
+        "all": 1,
+    }
+
+
+def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
+    r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    expected = {k: v for k, v in expected_default_jobs(config).items() if v}
+    assert counts.pop("total") == sum(expected.values())
+    assert counts == expected
+    # the full experiment: 3 pairs x (16 methods x 3 feature sets - MERT on Big) x 5 runs + 12 sweep runs
+    assert expected["select_best"] == 3 * (16 * 3 - 1) * 5 + 12
+
+
+def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):
+    run = "results/tune/fr-en/small/kbmira/default/s1"
+    r = snakemake(tmp_path, "-n", f"{run}/it3/weights", configfile=REPO / "config/quick.yaml", data_dir=data_dir,
+                  timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    tunes = {j["wildcards"]: j for j in jobs_of(out, "tune")}
+    assert len(tunes) == 3
+    for it in (1, 2, 3):
+        job = next(j for w, j in tunes.items() if f"it={it}" in w)
+        inputs = job["input"].split(", ")
+        # kbest_pool: the k-best lists of iterations 1..it
+        assert [i for i in inputs if i.endswith("dev.kbest.gz")] == [f"{run}/it{k}/dev.kbest.gz" for k in range(1, it + 1)]
+        # prev_weights: the initial weights of the model at it=1, else the weights tuned at it-1
+        init = "results/systems/fr-en/small/init.weights" if it == 1 else f"{run}/it{it - 1}/weights"
+        assert init in inputs
+        assert f"results/data/fr-en/dev/s1.ref" in inputs
+    decodes = jobs_of(out, "decode_dev")
+    assert sorted(j["wildcards"].split("it=")[1] for j in decodes) == ["1", "2", "3"]
+    assert "results/systems/fr-en/small/init.weights" in next(j for j in decodes if j["wildcards"].endswith("it=1"))["input"]
+
+
+def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
+    run = "results/tune/fr-en/small/kbmira/C=0.1/s0"
+    r = snakemake(tmp_path, "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/quick.yaml",
+                  data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert re.search(r"smtlib tune kbmira .*--seed 1001 --set C=0\.1 --tokenize none --lowercase", out)
+
+
+# ------------------------------------------------------------------ end to end
+REPLAY = {"replay": {"methods": ["mert", "kbmira"], "iterations": 3}}
+
+
+def read_replay(path):
+    return [ln.split("\t") for ln in path.read_text().splitlines() if not ln.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def replay_run(tmp_path_factory, data_dir):
+    """The replay target, run once uninterrupted."""
+    work = tmp_path_factory.mktemp("replay")
+    cfg = write_config(work / "replay.yaml", REPLAY)
+    r = snakemake(work, "--cores", "2", "results/replay/table.tsv", configfile=cfg, data_dir=data_dir)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    return work
+
+
+@pytest.mark.slow
+def test_replay_end_to_end_next_to_moses(replay_run):
+    rows = read_replay(replay_run / "results/replay/table.tsv")
+    assert rows[0] == ["method", "final_bleu", "best_bleu", "best_iteration", "it1", "it2", "it3"]
+    assert [r[0] for r in rows[1:]] == ["mert", "kbmira", "moses-mert (recorded)"]
+    assert rows[3][4:] == ["37.90", "43.12", "43.56"]  # Moses's recorded best BLEU per iteration
+    mert = [float(x) for x in rows[1][4:]]
+    assert all(0.0 < x <= 100.0 for r in rows[1:] for x in map(float, r[1:3] + r[4:]))
+    # our k-best MERT on the same pools lands within 1.5 BLEU of Moses's MERT at every iteration
+    assert all(abs(a - b) < 1.5 for a, b in zip(mert, [37.90, 43.12, 43.56]))
+    # the base case: iteration 1 tuned from the moses.ini weights
+    init = (replay_run / "results/replay/init.weights").read_text().split()
+    assert init[:2] == ["d_0", "0.4"]
+    # the pool of iteration 3 holds the three recorded runs, de-duplicated
+    bleu = json.loads((replay_run / "results/replay/mert/it3/bleu.json").read_text())
+    assert bleu["score"] == pytest.approx(mert[2], abs=0.005) and bleu["signature"].startswith("nrefs:3|case:mixed")
+
+
+@pytest.mark.slow
+def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_dir):
+    cfg = write_config(tmp_path / "replay.yaml", REPLAY)
+    proc = snakemake(tmp_path, "--cores", "2", "results/replay/table.tsv", configfile=cfg, data_dir=data_dir,
+                     popen=True)
+    # kill the whole run (snakemake and its running jobs) as soon as the first tuning step is done
+    deadline = time.time() + 300
+    first = tmp_path / "results/replay/mert/it1/weights"
+    while not first.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "results/replay/table.tsv").exists()
+    r = snakemake(tmp_path, "--cores", "2", "results/replay/table.tsv", configfile=cfg, data_dir=data_dir)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    assert read_replay(tmp_path / "results/replay/table.tsv") == read_replay(replay_run / "results/replay/table.tsv")
+    for method in REPLAY["replay"]["methods"]:
+        for it in range(1, 4):
+            a = (tmp_path / f"results/replay/{method}/it{it}/weights").read_bytes()
+            assert a == (replay_run / f"results/replay/{method}/it{it}/weights").read_bytes()
+
+
+@pytest.mark.slow
+def test_quick_config_end_to_end_table4(tmp_path, data_dir):
+    r = snakemake(tmp_path, "--cores", "2", "results/table4.tsv", configfile=REPO / "config/quick.yaml",
+                  data_dir=data_dir, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
+    assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Medium Tune", "Medium Test", "Medium SD"]
+    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira"]
+    for row in lines[1:]:
+        tune, test, sd = (float(x) for x in row[1:4])
+        assert 5.0 < tune < 100.0 and 5.0 < test < 100.0 and 0.0 <= sd < 20.0
+    # the numbers are the BLEU of the runs' own outputs: recompute one cell with sacrebleu
+    import sacrebleu
+
+    tests = []
+    for s in (0, 1):
+        run = tmp_path / f"results/tune/fr-en/small/kbmira/default/s{s}"
+        per_set = []
+        for t in ("test2016", "test2017"):
+            hyps = (run / f"test.{t}.1best").read_text(encoding="utf-8").splitlines()
+            refs = (tmp_path / f"results/data/fr-en/test.{t}.ref").read_text(encoding="utf-8").splitlines()
+            assert len(hyps) == len(refs) == 30
+            per_set.append(sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", lowercase=True).score)
+        tests.append(sum(per_set) / 2)
+    assert float(lines[2][2]) == pytest.approx(sum(tests) / 2, abs=0.006)
+    companion = (tmp_path / "results/table4.md").read_text()
+    assert "nrefs:1|case:lc|eff:no|tok:none|smooth:exp" in companion and '"iterations": 2' in companion
+    curve = (tmp_path / "results/tune/fr-en/small/kbmira/default/s0/curve.tsv").read_text().splitlines()
+    assert len(curve) == 1 + 3  # weights 0, 1, 2
