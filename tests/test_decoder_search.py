@@ -165,4 +165,5 @@ def test_pruned_search_never_beats_the_optimum(toy):
         res = pruned.decode(" ".join(toks), sid)
         assert res.best in ref
         assert res.best_score <= max(ref.values()) + 1e-6
-        assert res.kbest[0][3] == pytest.approx(ref[res.best], abs=1e-4) or res.kbest[0][3] <= ref[res.best] + 1e-4
+        # its derivation may not be the best one of its string (pruned), never better
+        assert res.kbest[0][3] <= ref[res.best] + 1e-4
