@@ -260,6 +260,9 @@ def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_d
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (tmp_path / "results/replay/table.tsv").exists()
+    # SIGKILL leaves Snakemake's lock behind (SIGINT/SIGTERM would not): unlock, as a user would
+    r = snakemake(tmp_path, "--unlock", configfile=cfg, data_dir=data_dir)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     r = snakemake(tmp_path, "--cores", "2", "results/replay/table.tsv", configfile=cfg, data_dir=data_dir)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     assert read_replay(tmp_path / "results/replay/table.tsv") == read_replay(replay_run / "results/replay/table.tsv")
