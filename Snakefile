@@ -11,7 +11,6 @@
 import os
 
 
-
 # the defaults, found next to this file whatever the working directory (-d); --configfile merges over it
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 

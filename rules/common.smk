@@ -21,7 +21,9 @@ validate(config, schema="../config/schema/config.schema.yaml")
 def _check_config():
     """Checks the schema cannot express: registry membership, table pairs, sweep targets."""
     used = set(config["methods"]) | set(config["extended_methods"])
-    used |= set(config["replay"]["methods"]) | {g["method"] for g in config["sweep"]["grid"]}
+    used |= set(config["replay"]["methods"]) | {
+        g["method"] for g in config["sweep"]["grid"]
+    }
     unknown = sorted(used - set(list_tuners()))
     if unknown:
         raise ValueError(
@@ -52,11 +54,15 @@ _check_config()
 
 # ---------------------------------------------------------------- the experiment's dimensions
 ITERATIONS = config["tuning"]["iterations"]
-SAMPLES = list(range(config["subsample"]["count"] + 1))  # 0 = the whole dev set (Cherry & Foster §4.3)
+SAMPLES = list(
+    range(config["subsample"]["count"] + 1)
+)  # 0 = the whole dev set (Cherry & Foster §4.3)
 TABLE_METHODS = list(dict.fromkeys(config["methods"] + config["extended_methods"]))
 TABLES = {t["name"]: t["pair"] for t in config["tables"]}
 SWEEP_METHODS = [g["method"] for g in config["sweep"]["grid"]]
-ALL_METHODS = sorted(set(TABLE_METHODS) | set(SWEEP_METHODS) | set(config["replay"]["methods"]))
+ALL_METHODS = sorted(
+    set(TABLE_METHODS) | set(SWEEP_METHODS) | set(config["replay"]["methods"])
+)
 DEFAULT = "default"  # the {setting} of runs with the configured hyper-parameters
 
 
@@ -72,7 +78,11 @@ def test_sets(pair):
 
 def sweep_settings():
     """Figure 1's grid as (method, "param=value") pairs, in the configured order."""
-    return [(g["method"], f"{g['param']}={value:g}") for g in config["sweep"]["grid"] for value in g["values"]]
+    return [
+        (g["method"], f"{g['param']}={value:g}")
+        for g in config["sweep"]["grid"]
+        for value in g["values"]
+    ]
 
 
 # ---------------------------------------------------------------- path builders
@@ -118,7 +128,9 @@ def runs_of(pair, methods, feature_sets=None, settings=(DEFAULT,), samples=None)
     samples = SAMPLES if samples is None else samples
     return [
         run_dir(pair, fs, method, setting, sample)
-        for fs, method, setting, sample in itertools.product(feature_sets, methods, settings, samples)
+        for fs, method, setting, sample in itertools.product(
+            feature_sets, methods, settings, samples
+        )
         if applies(method, fs)
     ]
 
@@ -186,7 +198,9 @@ def system_components(wildcards):
 
 def limit_options():
     names = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
-    return " ".join(f"{names[k]} {v}" for k, v in config["limits"].items() if v is not None)
+    return " ".join(
+        f"{names[k]} {v}" for k, v in config["limits"].items() if v is not None
+    )
 
 
 def data_dir_option():
@@ -265,7 +279,13 @@ def dev_ref(wildcards):
 
 
 def run_of(wildcards):
-    return run_dir(wildcards.pair, wildcards.fs, wildcards.method, wildcards.setting, wildcards.sample)
+    return run_dir(
+        wildcards.pair,
+        wildcards.fs,
+        wildcards.method,
+        wildcards.setting,
+        wildcards.sample,
+    )
 
 
 def prev_weights(wildcards):
@@ -278,12 +298,17 @@ def prev_weights(wildcards):
 
 def kbest_pool(wildcards):
     """The k-best lists of iterations 1..it, merged into iteration it's pool."""
-    return [f"{run_of(wildcards)}/it{i}/dev.kbest.gz" for i in range(1, int(wildcards.it) + 1)]
+    return [
+        f"{run_of(wildcards)}/it{i}/dev.kbest.gz"
+        for i in range(1, int(wildcards.it) + 1)
+    ]
 
 
 def dev_bleus(wildcards):
     """Dev BLEU of the weights of iterations 0..N (decoded at iterations 1..N+1)."""
-    return [f"{run_of(wildcards)}/it{i}/dev.bleu.json" for i in range(1, ITERATIONS + 2)]
+    return [
+        f"{run_of(wildcards)}/it{i}/dev.bleu.json" for i in range(1, ITERATIONS + 2)
+    ]
 
 
 def loop_weights(wildcards):
@@ -297,17 +322,24 @@ def wildcards_at(wildcards, it):
 
 
 def test_bleus(wildcards):
-    return [f"{run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)]
+    return [
+        f"{run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)
+    ]
 
 
 def test_arguments(wildcards):
     """`--test NAME=FILE` arguments of a run summary, one per test set of the pair."""
-    return " ".join(f"{t}={run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair))
+    return " ".join(
+        f"{t}={run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)
+    )
 
 
 def run_meta(wildcards):
     """The run's identity, written into its learning curve and summary."""
-    return " ".join(f"{k}={getattr(wildcards, k)}" for k in ("pair", "fs", "method", "setting", "sample"))
+    return " ".join(
+        f"{k}={getattr(wildcards, k)}"
+        for k in ("pair", "fs", "method", "setting", "sample")
+    )
 
 
 def test_src(wildcards):
@@ -345,7 +377,9 @@ def extended_methods(wildcards):
 
 def not_applicable_cells():
     """`METHOD:FEATURE_SET` cells shown as n/a (MERT on Big, as in the paper)."""
-    return " ".join(f"{m}:{fs}" for m, sets in config["not_applicable"].items() for fs in sets)
+    return " ".join(
+        f"{m}:{fs}" for m, sets in config["not_applicable"].items() for fs in sets
+    )
 
 
 def table_title(wildcards):
@@ -360,7 +394,15 @@ def extended_title(wildcards):
 
 def table_settings():
     """The settings recorded in each table's companion (JSON on one line; quoted in the shell with :q)."""
-    keys = ("pairs", "feature_sets", "not_applicable", "method_settings", "subsample", "tuning", "decoder")
+    keys = (
+        "pairs",
+        "feature_sets",
+        "not_applicable",
+        "method_settings",
+        "subsample",
+        "tuning",
+        "decoder",
+    )
     keys += ("system", "bleu", "limits")
     return json.dumps({k: config[k] for k in keys}, sort_keys=True)
 
@@ -368,7 +410,13 @@ def table_settings():
 # ---------------------------------------------------------------- input functions: the replay experiment
 REPLAY_DATA = "results/replay/data"
 REPLAY_NAMES = [f"data/run{i}.NBEST.out" for i in range(1, REPLAY_ITERATIONS + 1)]
-REPLAY_NAMES += ["reference.0", "reference.1", "reference.2", "moses.ini", "truth/results.dat"]
+REPLAY_NAMES += [
+    "reference.0",
+    "reference.1",
+    "reference.2",
+    "moses.ini",
+    "truth/results.dat",
+]
 
 
 def replay_file(name):
@@ -386,7 +434,9 @@ def replay_refs(wildcards=None):
 
 def replay_runs(wildcards):
     """Moses's recorded n-best lists of iterations 1..it (the pool of replay iteration it)."""
-    return [replay_file(f"data/run{i}.NBEST.out") for i in range(1, int(wildcards.it) + 1)]
+    return [
+        replay_file(f"data/run{i}.NBEST.out") for i in range(1, int(wildcards.it) + 1)
+    ]
 
 
 def replay_prev_weights(wildcards):

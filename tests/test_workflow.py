@@ -94,6 +94,18 @@ def test_lint_is_clean(tmp_path, data_dir):
     assert "Congratulations, your workflow is in a good condition!" in r.stdout + r.stderr
 
 
+def test_snakefmt_check_passes():
+    """snakefmt (pinned: 0.11.2) leaves the Snakefile and rules/ unchanged."""
+    exe = os.path.join(BIN, "snakefmt")
+    if not os.path.exists(exe):
+        pytest.skip("snakefmt is not installed (pip install snakefmt==0.11.2)")
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    if "0.11.2" not in version:
+        pytest.skip(f"snakefmt 0.11.2 is the pinned version, found {version.strip()}")
+    r = subprocess.run([exe, "--check", str(SNAKEFILE), str(REPO / "rules")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_schema_rejects_a_misspelled_method(tmp_path):
     cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"]})
     r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
@@ -167,6 +179,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
     r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
