@@ -314,3 +314,8 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     assert "nrefs:1|case:lc|eff:no|tok:none|smooth:exp" in companion and '"iterations": 2' in companion
     curve = (tmp_path / "results/tune/fr-en/small/kbmira/default/s0/curve.tsv").read_text().splitlines()
     assert len(curve) == 1 + 3  # weights 0, 1, 2
+    # the HTML report of what was built (`snakemake --report`)
+    r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4.tsv",
+                  configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "table4.tsv" in (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
