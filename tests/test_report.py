@@ -93,6 +93,7 @@ def test_best_summary_and_table_through_the_cli(tmp_path, cli):
     assert lines[2] == ["kb-mira", "23.50", "31.25", "0.35"]
     md = (tmp_path / "t.md").read_text()
     assert SIG in md and '"k": 100' in md and "| kb-mira | small | 2 | 2 2 |" in md
+    assert "| kb-mert | small | 30.50 | 32.00 |" in md  # per test set, mean over the two runs
     # a summary outside the table's rows/columns is an error, and nothing is written
     r = cli("report", "table", "--summaries", *table_summaries, "--methods", "mert", "--feature-sets", "small",
             "--out", tmp_path / "u.tsv", "--companion", tmp_path / "u.md")

@@ -248,6 +248,15 @@ def cmd_table(args: argparse.Namespace) -> int:
                   "sub-sample runs of the per-run test average. n/a: the method does not apply; -: one run "
                   "only.\n\n")
         out.write(_markdown(header, rows))
+        test_names = sorted({t for r in runs for t in r["tests"]})
+        out.write("\n## Test BLEU per test set (mean over runs)\n\n| method | feature set | "
+                  + " | ".join(test_names) + " |\n|---|---|" + "---|" * len(test_names) + "\n")
+        for m in args.methods:
+            for fs in args.feature_sets:
+                rs = [r for r in runs if r["method"] == m and r["fs"] == fs]
+                if rs:
+                    means = [statistics.fmean(r["tests"][t] for r in rs if t in r["tests"]) for t in test_names]
+                    out.write(f"| {PAPER_NAMES.get(m, m)} | {fs} | " + " | ".join(f"{v:.2f}" for v in means) + " |\n")
         out.write("\n## BLEU signature\n\n")
         for s in signatures:
             out.write(f"    {s}\n")
