@@ -23,6 +23,8 @@ Expected BLEU over a k-best distribution (minimum risk, xBLEU) lives in
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, STATS_WIDTH, TOTALS
@@ -43,7 +45,7 @@ def _log_brevity(hyp_len: np.ndarray, ref_len: np.ndarray) -> np.ndarray:
     return np.where((hyp_len <= 0) & (ref_len > 0), -np.inf, value)
 
 
-class SentenceBleu:
+class SentenceBleu(abc.ABC):
     """Base class of the sentence-level variants: ``score(stats) -> (N,)`` in 0-1."""
 
     name: str = ""
@@ -56,8 +58,9 @@ class SentenceBleu:
             raise InputError(f"variant {self.name!r} has no parameter(s) {sorted(unknown)}; it has {sorted(self.defaults)}")
         self.params = {**self.defaults, **params}
 
+    @abc.abstractmethod
     def score(self, stats: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """(N,) scores in 0-1 of an (N, STATS_WIDTH) statistics matrix."""
 
     def signature(self) -> str:
         params = ",".join(f"{k}={v}" for k, v in self.params.items())

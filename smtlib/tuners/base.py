@@ -12,6 +12,7 @@ Hyper-parameters are declared in ``defaults`` (name -> default value); the CLI's
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import warnings
 from typing import Any, ClassVar
@@ -38,7 +39,7 @@ class TuneResult:
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-class Tuner:
+class Tuner(abc.ABC):
     """Base class: subclasses set ``name``, ``defaults``, a docstring citing their paper, and ``fit``."""
 
     name: ClassVar[str] = ""
@@ -60,8 +61,9 @@ class Tuner:
         """A fresh generator from the seed: fit() is a pure function of (pool, init, seed)."""
         return np.random.default_rng(self.seed)
 
-    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
+        """New weights for ``pool`` starting from ``init`` (aligned with ``pool.feature_names``)."""
 
     def __call__(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         """Validate, fit, and check the result (finite, not all zero)."""
