@@ -62,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
                         progress=not args.quiet)
     if not args.quiet:
         print(f"decode: {stats.sentences} sentences in {stats.seconds:.1f} s ({stats.rate:.1f} sent/s), "
-              f"model loaded in {stats.load_seconds:.1f} s", file=sys.stderr)
+              f"model loaded in {stats.load_seconds:.1f} s"
+              + "".join(f", {name} {sec:.1f} s" for name, sec in stats.phases.items()), file=sys.stderr)
     return 0

@@ -38,6 +38,9 @@ class DecodeStats:
     load_seconds: float
     nodes: int
     edges: int
+    #: per-phase seconds of the decoding loop (see ``Decoder.timings``); with several jobs, the
+    #: workers' phases are not collected and this is empty
+    phases: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -126,6 +129,7 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
     # compile (or load from numba's cache) every kernel before the clock starts
     decoder.decode(next((line for line in lines if line.strip()), "x"), 0, kbest=_WANT[0], lattice=_WANT[1])
     load_seconds = time.perf_counter() - t0
+    decoder.timings = dict.fromkeys(decoder.timings, 0.0)
     t1 = time.perf_counter()
     c1 = time.process_time()
     nodes = edges = 0
@@ -150,4 +154,6 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
             prog.update(done)
         prog.finish(done)
     _DECODER = None
-    return DecodeStats(len(lines), time.perf_counter() - t1, time.process_time() - c1, load_seconds, nodes, edges)
+    phases = dict(decoder.timings) if jobs <= 1 or len(lines) <= 1 else {}
+    return DecodeStats(len(lines), time.perf_counter() - t1, time.process_time() - c1, load_seconds, nodes, edges,
+                       phases)
