@@ -49,7 +49,8 @@ import time
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+# ../shared/data beside the clone (SMTLIB_SHARED_DATA overrides, e.g. for a git worktree elsewhere)
+SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 TOK = SHARED / "multi30k" / "tok"
 STAGES = ("load", "options", "search", "kbest", "score", "merge", "tune")
 
