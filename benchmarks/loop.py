@@ -85,8 +85,8 @@ _PHASES = re.compile(r"model loaded in ([\d.]+) s(?:, options ([\d.]+) s, search
 def decode_phases(stderr: str, cpu: float) -> dict[str, float]:
     """Split a decode command's CPU seconds into load / options / search / kbest (its summary line).
 
-    The decoder prints wall-clock phases of its loop; with one process they are CPU-bound, so they
-    are scaled to add up to the command's measured CPU time (start-up and writing go to ``load``).
+    The decoder prints the CPU seconds of each phase of its loop (one process); everything else of
+    the command's CPU time (start-up, loading, writing) counts as ``load``.
     """
     m = None
     for m in _PHASES.finditer(stderr):

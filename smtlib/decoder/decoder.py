@@ -214,7 +214,7 @@ class Decoder:
         #: search counters summed over sentences: options looked at, options scored, hypotheses kept,
         #: LM scorings not found in the per-sentence cache
         self.counters = np.zeros(4, dtype=np.int64)
-        #: seconds (wall clock, this process) spent per phase, summed over sentences: collecting and
+        #: CPU seconds of this process spent per phase, summed over sentences: collecting and
         #: ranking the options, the search, and the graph / k-best / lattice extraction
         self.timings = {"options": 0.0, "search": 0.0, "kbest": 0.0}
 
@@ -334,9 +334,9 @@ class Decoder:
         tokens = m.prepare_source(line)
         if not tokens:
             return self._empty(sent_id, lattice)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         opts = self.options(tokens)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         dl = cfg.distortion_limit
         res = self._search(opts, dl)
         if res[0] < 0:  # no complete hypothesis: fall back to monotone decoding, which always has one
@@ -346,7 +346,7 @@ class Decoder:
         (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, e_tail, e_head, e_opt,
          e_score, e_lm, stats) = res
         self.counters += stats
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         self.timings["options"] += t1 - t0
         self.timings["search"] += t2 - t1
         new_id, n_nodes, sel = _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head)
@@ -427,7 +427,7 @@ class Decoder:
                 lat_tails, lat_heads = new_node[tails[keep]], new_node[heads[keep]]
             lat = Lattice(sent_id, lat_nodes, lat_tails, lat_heads, [phrase(e) for e in keep.tolist()], dense[keep],
                           [edge_sparse(e) for e in keep.tolist()], list(lay.names))
-        self.timings["kbest"] += time.perf_counter() - t2
+        self.timings["kbest"] += time.process_time() - t2
         return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
                               lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
 
