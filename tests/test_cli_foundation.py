@@ -162,3 +162,19 @@ def test_kbest_cli_bad_inputs(cli, files):
     result = cli("kbest", "merge", "--out", tmp / "o.gz", decreasing)
     assert result.returncode == 2 and "dec.nbest:2" in result.stderr
     assert not (tmp / "o.gz").exists()
+
+
+def test_top_level_help_imports_no_command_module():
+    """``smtlib --help`` lists the commands from their one-line help without importing any of them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smtlib.cli import main\n"
+        "main(['--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('smtlib.') and m.count('.') > 1 or m == 'numpy'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "tune" in out
+    assert out.strip().splitlines()[-1] == "[]"

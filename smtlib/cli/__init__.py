@@ -30,12 +30,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def available_commands() -> dict[str, tuple[str, str]]:
-    """The registered sub-commands whose module is installed."""
+    """The registered sub-commands whose module is installed (found without importing it)."""
     return {name: spec for name, spec in COMMANDS.items() if importlib.util.find_spec(spec[0]) is not None}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser; only ``command``'s module is imported (all of them for ``--help``)."""
+    """The top-level parser; only ``command``'s module is imported (none for the top-level ``--help``)."""
     parser = argparse.ArgumentParser(
         prog="smtlib",
         description="Tuning statistical machine translation: BLEU, k-best lists, tuners, a phrase-based system.",
@@ -43,7 +43,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"smtlib {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in available_commands().items():
-        if command is not None and name != command:
+        if name != command:  # listed by its one-line help; its module is imported only when it runs
             subparsers.add_parser(name, help=help_text, add_help=False)
             continue
         module = importlib.import_module(module_name)
