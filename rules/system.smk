@@ -132,6 +132,7 @@ rule train_assemble:
     output:
         spec=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=model_dir("{pair}", "{fs}", "weights.init"),
+        compiled=model_dir("{pair}", "{fs}", "compiled.bin"),
     params:
         work=input_dir_of,
         out=dir_of,
@@ -139,6 +140,10 @@ rule train_assemble:
         "../envs/smtlib.yaml"
     log:
         "logs/systems/{pair}/assemble.{fs}.log",
+    benchmark:
+        "results/benchmarks/systems/{pair}/assemble.{fs}.tsv"
+    resources:
+        mem_mb=3000,
     shell:
         "smtlib train assemble --work {params.work} --feature-set {wildcards.fs} --out {params.out} > {log} 2>&1"
 

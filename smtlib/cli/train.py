@@ -15,13 +15,16 @@ Stage by stage (what a workflow runs; every stage reads and writes fixed names i
     smtlib train lm       --work W --index 0 --order 4
     smtlib train lm       --work W --index 1 --order 2
     smtlib train assemble --work W --feature-set medium --out DIR
+    smtlib train compile  --model DIR    (only for a model directory without DIR/compiled.bin)
     smtlib train export-moses --model DIR --out DIR/moses [--weights W]
 
 Feature sets (Cherry & Foster 2012, §4.2): small = TM0 (4) + LM0 + word penalty + distortion (7);
 medium = small + TM1 (4) + LM1 + lexicalized reordering (6) = 18; big = medium + the sparse
 templates tgt-unal, count-bin, word-pair, length-bin. Where TM1 and LM1 come from: see
 ``smtlib/system/build.py`` (TM1: union symmetrization of the same alignments; LM1: a bigram of the
-target side, or --lm1-text). Bad input (mismatched line counts, an empty corpus, bytes that are not
+target side, or --lm1-text). ``assemble`` (and so ``build``) also writes DIR/compiled.bin, the
+binary form the decoder memory-maps instead of reading the text tables (``smtlib.decoder.compiled``);
+``compile`` writes it for a model directory made another way or changed by hand. Bad input (mismatched line counts, an empty corpus, bytes that are not
 UTF-8) exits with status 2 and one line naming the file.
 """
 
@@ -143,10 +146,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="print the perplexity of TEXT under our estimate and under kenlm reading the ARPA file")
 
     p = stages.add_parser("assemble", help="collect the components of a feature set into a model directory",
-                          description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init.")
+                          description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
+                                      "DIR/compiled.bin.")
     p.add_argument("--work", required=True, help="work directory with the stages' outputs")
     p.add_argument("--feature-set", choices=("small", "medium", "big"), required=True, help="feature set")
     p.add_argument("--out", required=True, help="model directory to write")
+
+    p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
+                          description="Write DIR/compiled.bin from the text tables and LMs of DIR (what assemble "
+                                      "does after collecting them); print its size and counts.")
+    p.add_argument("--model", required=True, help="model directory (with model.yaml)")
 
     p = stages.add_parser("export-moses", help="a moses.ini (and optionally copies of the tables) for a model",
                           description="Write OUT/moses.ini pointing at the model's Moses-format tables.")
@@ -174,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed, threads=args.threads,
         )
         report = b.build(args.src, args.tgt, args.out, opts, work=args.work,
-                         log=lambda msg: print(f"smtlib train: {msg}", file=sys.stderr))
+                         log=lambda msg: print(f"smtlib train: {msg}", file=sys.stderr), compile_model=_compile)
         summary = {name: s["seconds"] for name, s in report["stages"].items()}
         _print({"model": args.out, "seconds": summary, "total_seconds": report["total_seconds"],
                 "peak_memory_mib": report["peak_memory_mib"]})
@@ -195,7 +204,10 @@ def run(args: argparse.Namespace) -> int:
             info["check"] = _check_lm(args)
         _print(info)
     elif stage == "assemble":
-        _print(b.stage_assemble(args.work, args.out, feature_set=args.feature_set).to_dict())
+        spec = b.stage_assemble(args.work, args.out, feature_set=args.feature_set).to_dict()
+        _print({**spec, "compiled": _compile(args.out)})
+    elif stage == "compile":
+        _print(_compile(args.model))
     elif stage == "export-moses":
         from smtlib.system.moses_export import export_moses
         from smtlib.weights import read_weights
@@ -205,6 +217,13 @@ def run(args: argparse.Namespace) -> int:
     else:  # argparse restricts the choices
         raise InputError(f"unknown stage {stage!r}")
     return 0
+
+
+def _compile(model_dir) -> dict:
+    """Write the model directory's compiled form (see :mod:`smtlib.decoder.compiled`)."""
+    from smtlib.decoder.compiled import compile_model
+
+    return compile_model(model_dir)
 
 
 def _check_lm(args: argparse.Namespace) -> dict:

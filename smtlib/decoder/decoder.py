@@ -19,6 +19,7 @@ import numpy as np
 
 from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_nb
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
+from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 
 
@@ -221,86 +222,105 @@ class Decoder:
     # ------------------------------------------------------------------ options
     def _phrase_lm(self, phrases: list[tuple[int, ...]]) -> np.ndarray:
         """Context-free LM scores (per LM) of target phrases given as decoder word ids."""
-        m = self.model
         offs = np.zeros(len(phrases) + 1, dtype=np.int64)
         offs[1:] = np.cumsum([len(p) for p in phrases])
         flat = np.array([w for p in phrases for w in p], dtype=np.int64)
-        return _lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
-                               flat, offs)
+        return self._phrase_lm_flat(flat, offs)
+
+    def _phrase_lm_flat(self, flat: np.ndarray, offs: np.ndarray) -> np.ndarray:
+        """:meth:`_phrase_lm` of phrases given as one int64 array of word ids and their offsets."""
+        m = self.model
+        return _lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, flat, offs)
 
     def _ranked(self, srcs: list[str]) -> None:
-        """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit."""
+        """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit.
+
+        A cache item is ``(entries, static scores, estimates, target lengths, target words)``.
+        """
         m = self.model
         todo = [s for s in srcs if s not in self._cache]
         if not todo:
             return
-        all_entries = [np.array(m.index[s], dtype=np.int64) for s in todo]
+        all_entries = [np.arange(*m.index.span(s), dtype=np.int64) for s in todo]
         flat = np.concatenate(all_entries)
-        static = m.entry_static(self.weights, flat)
-        lm_est = self._phrase_lm([m.entry_tgt[e] for e in flat])
-        est = static + lm_est @ self.w_lm
+        static = m.entry_static(self.weights, flat, self.sparse_w)
+        offs, words = m.entry_tgt.take(flat)
+        est = static + self._phrase_lm_flat(words, offs) @ self.w_lm
         pos = 0
         limit = self.config.table_limit
         for s, ents in zip(todo, all_entries, strict=True):
             sl = slice(pos, pos + len(ents))
-            pos += len(ents)
             order = np.argsort(-est[sl], kind="mergesort")
             if limit > 0:
                 order = order[:limit]
-            self._cache[s] = (ents[order], static[sl][order], est[sl][order])
+            tgt_off, tgt_words = ragged_take(offs, words, pos + order)
+            pos += len(ents)
+            self._cache[s] = (ents[order], static[sl][order], est[sl][order], np.diff(tgt_off), tgt_words)
 
-    def options(self, tokens: list[str]) -> SentenceOptions:
-        """All translation options of a sentence, per span sorted by their search bound."""
-        m = self.model
+    def _spans(self, tokens: list[str]) -> list[tuple[int, int, str]]:
+        """``(start, end, source phrase)`` of every span with entries, by start then length."""
+        index = self.model.index
+        maxlen = max(1, self.model.spec.max_phrase_length)
         n = len(tokens)
-        maxlen = max(1, m.spec.max_phrase_length)
         spans = []
         for i in range(n):
             for j in range(i + 1, min(n, i + maxlen) + 1):
                 src = " ".join(tokens[i:j])
-                if src in m.index:
+                if src in index:
                     spans.append((i, j, src))
+        return spans
+
+    def _collect(self, tokens: list[str]) -> tuple[list[np.ndarray], ...]:
+        """Per span (then one group of pass-through options): starts, ends, entries, static scores,
+        estimates, target lengths and target words of its options."""
+        m = self.model
+        n = len(tokens)
+        spans = self._spans(tokens)
         self._ranked([s for _, _, s in spans])
-        starts, ends, entries, statics, ests, tgts = [], [], [], [], [], []
+        cols: tuple[list[np.ndarray], ...] = ([], [], [], [], [], [], [])
         have_one = np.zeros(n, dtype=bool)
         for i, j, src in spans:
-            ents, static, est = self._cache[src]
-            starts.append(np.full(len(ents), i))
-            ends.append(np.full(len(ents), j))
-            entries.append(ents)
-            statics.append(static)
-            ests.append(est)
-            tgts.extend(m.entry_tgt[e] for e in ents)
+            ents, static, est, lens, words = self._cache[src]
+            for col, a in zip(cols, (np.full(len(ents), i), np.full(len(ents), j), ents, static, est, lens, words),
+                              strict=True):
+                col.append(a)
             if j == i + 1:
                 have_one[i] = True
         # pass-through options for words without a one-word option (see smtlib.decoder.model)
         unk = [i for i in range(n) if not have_one[i]]
         if unk:
             wp = self.weights.dense[m.layout.wp_col]
-            ptg = [(m.add_word(tokens[i]),) for i in unk]
-            lm_est = self._phrase_lm(ptg)
-            starts.append(np.array(unk))
-            ends.append(np.array(unk) + 1)
-            entries.append(np.full(len(unk), -1))
-            statics.append(np.full(len(unk), -wp))
-            ests.append(np.full(len(unk), -wp) + lm_est @ self.w_lm)
-            tgts.extend(ptg)
-        start = np.concatenate(starts).astype(np.int64) if starts else np.zeros(0, dtype=np.int64)
-        end = np.concatenate(ends).astype(np.int64) if ends else np.zeros(0, dtype=np.int64)
-        entry = np.concatenate(entries).astype(np.int64) if entries else np.zeros(0, dtype=np.int64)
-        static = np.concatenate(statics) if statics else np.zeros(0)
-        est = np.concatenate(ests) if ests else np.zeros(0)
+            ptg = np.array([m.add_word(tokens[i]) for i in unk], dtype=np.int64)
+            lm_est = self._phrase_lm_flat(ptg, np.arange(len(unk) + 1, dtype=np.int64))
+            for col, a in zip(cols, (np.array(unk), np.array(unk) + 1, np.full(len(unk), -1), np.full(len(unk), -wp),
+                                     np.full(len(unk), -wp) + lm_est @ self.w_lm, np.ones(len(unk), dtype=np.int64),
+                                     ptg), strict=True):
+                col.append(a)
+        return cols
+
+    def options(self, tokens: list[str]) -> SentenceOptions:
+        """All translation options of a sentence, per span sorted by their search bound."""
+        m = self.model
+        n = len(tokens)
+        maxlen = max(1, m.spec.max_phrase_length)
+        starts, ends, entries, statics, ests, lens_parts, word_parts = self._collect(tokens)
+
+        def cat(parts: list[np.ndarray], dtype=None) -> np.ndarray:
+            out = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype or np.float64)
+            return out.astype(dtype, copy=False) if dtype else out
+
+        start, end, entry = cat(starts, np.int64), cat(ends, np.int64), cat(entries, np.int64)
+        static, est = cat(statics), cat(ests)
+        lens, flat = cat(lens_parts, np.int64), cat(word_parts, np.int64)
         lr = np.zeros((len(entry), 6))
         if self.use_lr and len(entry):
             real = entry >= 0
             lr[real] = np.nan_to_num(m.entry_lr[entry[real]], nan=0.0)
         # search bound: static + LM upper bound + the best backward reordering score
-        lens = np.array([len(t) for t in tgts], dtype=np.int64)
-        flat = np.array([w for t in tgts for w in t], dtype=np.int64)
-        owner = np.repeat(np.arange(len(tgts)), lens)
+        owner = np.repeat(np.arange(len(lens)), lens)
         bound = static.copy()
         for k in range(len(m.lms)):
-            ub = np.zeros(len(tgts))
+            ub = np.zeros(len(lens))
             np.add.at(ub, owner, m.lm_ub[k, flat])
             bound += self.w_lm[k] * ub
         if self.use_lr:
@@ -308,10 +328,9 @@ class Decoder:
         # sort by (start, length, -bound)
         order = np.lexsort((-bound, end - start, start))
         start, end, entry, static, est, lr, bound = (a[order] for a in (start, end, entry, static, est, lr, bound))
-        lens = lens[order]
-        woff = np.zeros(len(order) + 1, dtype=np.int64)
-        woff[1:] = np.cumsum(lens)
-        words = np.array([w for i in order for w in tgts[i]], dtype=np.int64)
+        offs = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offs[1:])
+        woff, words = ragged_take(offs, flat, order)
         span_first = np.zeros((max(n, 1), maxlen), dtype=np.int64)
         span_cnt = np.zeros((max(n, 1), maxlen), dtype=np.int64)
         best = np.full((n + 1, n + 1), -np.inf)

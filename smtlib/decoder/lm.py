@@ -40,6 +40,7 @@ UNK_LOG10 = -100.0
 _SEED = np.uint64(0xCBF29CE484222325)
 _PRIME = np.uint64(0x100000001B3)
 _NGRAM_HEADER = re.compile(r"^\\(\d+)-grams:\s*$")
+_SPECIALS = frozenset({"<s>", "</s>", "<unk>"})
 
 
 @numba.njit(cache=True, inline="always")
@@ -228,6 +229,195 @@ class NGramLM:
         return total
 
 
+@dataclasses.dataclass
+class ArpaGrams:
+    """The entries of an ARPA file, before hashing (what :func:`build_lm` turns into an :class:`NGramLM`).
+
+    Attributes
+    ----------
+    order
+        The highest order declared in ``\\data\\``.
+    vocab
+        Word -> id: ``<unk>`` is 0, then words in order of first appearance; ``<s>`` and ``</s>``
+        are always present.
+    ids
+        Per order ``n`` with entries: ``(count, n)`` word ids, oldest word first.
+    log10_prob, log10_bo
+        Per order: the log10 probabilities and back-off weights (0 where the line has none).
+    """
+
+    order: int
+    vocab: dict[str, int]
+    ids: dict[int, np.ndarray]
+    log10_prob: dict[int, np.ndarray]
+    log10_bo: dict[int, np.ndarray]
+
+
+class _ArpaReader:
+    """The line-by-line state of :func:`parse_arpa` (see there)."""
+
+    def __init__(self, path: str | os.PathLike, keep_words: set[str] | None):
+        self.path = path
+        self.keep = keep_words
+        self.vocab: dict[str, int] = {"<unk>": 0}
+        self.declared: dict[int, int] = {}
+        self.grams: dict[int, tuple[list, list, list]] = {}  # n -> (word ids, log10 probs, log10 back-offs)
+        self.section: str | int | None = None  # None before \data\, "data", or the order of a section
+
+    def feed(self, line: str, lineno: int) -> bool:
+        """Take one stripped, non-empty line; False at ``\\end\\``."""
+        if self.section is None:
+            if line == "\\data\\":
+                self.section = "data"
+            return True
+        if line == "\\end\\":
+            return False
+        m = _NGRAM_HEADER.match(line)
+        if m:
+            self._start_section(int(m.group(1)), lineno)
+        elif self.section == "data":
+            self._count(line, lineno)
+        else:
+            self._entry(line, lineno)
+        return True
+
+    def _start_section(self, n: int, lineno: int) -> None:
+        if n not in self.declared:
+            raise InputError(f"section \\{n}-grams: not declared in \\data\\", self.path, lineno)
+        self.section = n
+        self.grams[n] = ([], [], [])
+
+    def _count(self, line: str, lineno: int) -> None:
+        if not line.startswith("ngram "):
+            raise InputError(f"unexpected line in \\data\\ section: {line!r}", self.path, lineno)
+        try:
+            n, count = line[6:].split("=")
+            self.declared[int(n)] = int(count)
+        except ValueError:
+            raise InputError(f"malformed count line {line!r}", self.path, lineno) from None
+
+    def _entry(self, line: str, lineno: int) -> None:
+        parts = line.split()
+        n = self.section
+        if len(parts) not in (n + 1, n + 2):
+            raise InputError(f"malformed {n}-gram entry {line!r}", self.path, lineno)
+        try:
+            logp = float(parts[0])
+            bo = float(parts[n + 1]) if len(parts) == n + 2 else 0.0
+        except ValueError:
+            raise InputError(f"malformed {n}-gram entry {line!r}", self.path, lineno) from None
+        if math.isnan(logp) or math.isnan(bo) or logp == math.inf or bo == math.inf:
+            raise InputError(f"malformed {n}-gram entry {line!r} (NaN or +inf)", self.path, lineno)
+        words = parts[1 : n + 1]
+        if self.keep is not None and any(w not in self.keep and w not in _SPECIALS for w in words):
+            return
+        vocab = self.vocab
+        g = self.grams[n]
+        g[0].append([vocab.setdefault(w, len(vocab)) for w in words])
+        g[1].append(logp)
+        g[2].append(bo)
+
+    def finish(self) -> ArpaGrams:
+        """Check the counts, add the special unigrams, and return the entries as arrays."""
+        if self.section is None:
+            raise InputError("not an ARPA file (no \\data\\ section)", self.path)
+        order = max(self.declared, default=0)
+        if order == 0:
+            raise InputError("ARPA file declares no n-grams", self.path)
+        if self.keep is None:
+            for n, count in self.declared.items():
+                got = len(self.grams.get(n, ([],))[0])
+                if got != count:
+                    raise InputError(f"\\data\\ declares {count} {n}-grams, found {got}", self.path)
+        for w in ("<s>", "</s>"):
+            self.vocab.setdefault(w, len(self.vocab))
+        self._add_special_unigrams()
+        grams = ArpaGrams(order, self.vocab, {}, {}, {})
+        for n, (ids, probs, bos) in sorted(self.grams.items()):
+            if ids:
+                grams.ids[n] = np.asarray(ids, dtype=np.int64).reshape(-1, n)
+                grams.log10_prob[n] = np.asarray(probs, dtype=np.float64)
+                grams.log10_bo[n] = np.asarray(bos, dtype=np.float64)
+        return grams
+
+    def _add_special_unigrams(self) -> None:
+        """``<unk>``, ``<s>`` and ``</s>`` become unigrams if the file lacks them; every other word
+        must have a unigram entry (the ARPA format requires it, and the bounds rely on it)."""
+        unigrams = self.grams.setdefault(1, ([], [], []))
+        present = {ids[0] for ids in unigrams[0]}
+        for w, logp in (("<unk>", UNK_LOG10), ("<s>", -99.0), ("</s>", UNK_LOG10)):
+            if self.vocab[w] not in present:
+                unigrams[0].append([self.vocab[w]])
+                unigrams[1].append(logp)
+                unigrams[2].append(0.0)
+                present.add(self.vocab[w])
+        if len(present) < len(self.vocab):
+            word = next(w for w, i in self.vocab.items() if i not in present)
+            raise InputError(f"word {word!r} occurs in an n-gram but has no unigram entry", self.path)
+
+
+def parse_arpa(path: str | os.PathLike, keep_words: set[str] | None = None) -> ArpaGrams:
+    """Read the entries of an ARPA file (plain or gzip); see :func:`read_arpa`."""
+    reader = _ArpaReader(path, keep_words)
+    with open_text(path, what="language model") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.strip()
+            if line and not reader.feed(line, lineno):
+                break
+    return reader.finish()
+
+
+def ngram_keys(grams: ArpaGrams) -> dict[int, np.ndarray]:
+    """The hash-table key of every entry, per order (see :func:`hash_final`)."""
+    return {n: _keys_for(ids) for n, ids in grams.ids.items()}
+
+
+def extendable(grams: ArpaGrams, keys: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Per order, whether each entry is the context (prefix) of an entry one order higher."""
+    out = {}
+    for n, k in keys.items():
+        if n + 1 in grams.ids:
+            prefixes = np.unique(_keys_for(np.ascontiguousarray(grams.ids[n + 1][:, :-1])))
+            out[n] = np.isin(k, prefixes)
+        else:
+            out[n] = np.zeros(len(k), dtype=np.bool_)
+    return out
+
+
+def _hash_table(keys: np.ndarray, prob: np.ndarray, bo: np.ndarray, ext: np.ndarray) -> np.ndarray:
+    """The packed open-addressing table (see :func:`table_find`), at most half full."""
+    size = 1 << max(4, int(math.ceil(math.log2(max(2 * len(keys), 2)))))
+    tab = np.zeros((size, 2), dtype=np.uint64)
+    _insert_all(keys, prob.astype(np.float32), bo.astype(np.float32), ext, tab, tab.view(np.float32))
+    return tab
+
+
+def word_bounds(vocab_size: int, order: int, last: np.ndarray, prob: np.ndarray, bo: np.ndarray) -> np.ndarray:
+    """``NGramLM.max_word_prob``: per word, the best probability of an entry ending in it (as float32,
+    as the table holds it) plus ``order - 1`` times the largest back-off (at least 0), plus 1e-6."""
+    max_bo = max(0.0, float(bo.max())) if len(bo) else 0.0
+    best = np.full(vocab_size, -np.inf)
+    np.maximum.at(best, last, prob.astype(np.float32).astype(np.float64))
+    best = np.where(np.isfinite(best), best, float(prob.max()))
+    best += (order - 1) * max_bo
+    return best + 1e-6
+
+
+def build_lm(grams: ArpaGrams) -> NGramLM:
+    """Hash the entries into an :class:`NGramLM` (natural-log scores, "extendable" flags, bounds)."""
+    keys = ngram_keys(grams)
+    ext_by_order = extendable(grams, keys)
+    orders = sorted(keys)
+    prob = np.concatenate([grams.log10_prob[n] * LN10 for n in orders])
+    bo = np.concatenate([grams.log10_bo[n] * LN10 for n in orders])
+    ext = np.concatenate([ext_by_order[n] for n in orders]) | (bo != 0.0)
+    last = np.concatenate([grams.ids[n][:, -1] for n in orders])
+    tab = _hash_table(np.concatenate([keys[n] for n in orders]), prob, bo, ext)
+    bounds = word_bounds(len(grams.vocab), grams.order, last, prob, bo)
+    n_ngrams = [len(keys.get(n, ())) for n in range(1, grams.order + 1)]
+    return NGramLM(grams.order, grams.vocab, tab, tab.view(np.float32), bounds, n_ngrams)
+
+
 def read_arpa(path: str | os.PathLike, keep_words: set[str] | None = None) -> NGramLM:
     """Read an ARPA file into an :class:`NGramLM`.
 
@@ -243,127 +433,13 @@ def read_arpa(path: str | os.PathLike, keep_words: set[str] | None = None) -> NG
     Raises
     ------
     InputError
-        On a file that is not ARPA, a malformed entry, or a count mismatch.
+        On a file that is not ARPA, a malformed entry (a NaN or +inf value included), a count
+        mismatch, or a word without a unigram entry.
     """
-    specials = {"<s>", "</s>", "<unk>"}
-    vocab: dict[str, int] = {"<unk>": 0}
-    declared: dict[int, int] = {}
-    grams: dict[int, list] = {}
-    order = 0
-    with open_text(path, what="language model") as fh:
-        lineno = 0
-        section = None  # None, "data", or an order
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line:
-                continue
-            if section is None:
-                if line == "\\data\\":
-                    section = "data"
-                continue
-            if line == "\\end\\":
-                break
-            m = _NGRAM_HEADER.match(line)
-            if m:
-                section = int(m.group(1))
-                if section not in declared:
-                    raise InputError(f"section \\{section}-grams: not declared in \\data\\", path, lineno)
-                grams[section] = [[], [], [], []]  # ids, probs, bos, last word
-                continue
-            if section == "data":
-                if line.startswith("ngram "):
-                    try:
-                        n, count = line[6:].split("=")
-                        declared[int(n)] = int(count)
-                    except ValueError:
-                        raise InputError(f"malformed count line {line!r}", path, lineno) from None
-                    order = max(order, int(n))
-                    continue
-                raise InputError(f"unexpected line in \\data\\ section: {line!r}", path, lineno)
-            parts = line.split()
-            n = section
-            if len(parts) not in (n + 1, n + 2):
-                raise InputError(f"malformed {n}-gram entry {line!r}", path, lineno)
-            try:
-                logp = float(parts[0])
-                bo = float(parts[n + 1]) if len(parts) == n + 2 else 0.0
-            except ValueError:
-                raise InputError(f"malformed {n}-gram entry {line!r}", path, lineno) from None
-            words = parts[1 : n + 1]
-            if keep_words is not None and any(w not in keep_words and w not in specials for w in words):
-                continue
-            ids = []
-            for w in words:
-                wid = vocab.get(w)
-                if wid is None:
-                    wid = vocab[w] = len(vocab)
-                ids.append(wid)
-            g = grams[n]
-            g[0].append(ids)
-            g[1].append(logp)
-            g[2].append(bo)
-        else:
-            if section is None:
-                raise InputError("not an ARPA file (no \\data\\ section)", path)
-    if order == 0:
-        raise InputError("ARPA file declares no n-grams", path)
-    if keep_words is None:
-        for n, count in declared.items():
-            got = len(grams.get(n, [[]])[0])
-            if got != count:
-                raise InputError(f"\\data\\ declares {count} {n}-grams, found {got}", path)
-    for w in ("<s>", "</s>"):
-        vocab.setdefault(w, len(vocab))
-    # make sure <unk>, <s> and </s> are unigrams
-    present = set()
-    if 1 in grams:
-        present = {ids[0] for ids in grams[1][0]}
-    else:
-        grams[1] = [[], [], [], []]
-    for w, logp in (("<unk>", UNK_LOG10), ("<s>", -99.0), ("</s>", UNK_LOG10)):
-        if vocab[w] not in present:
-            grams[1][0].append([vocab[w]])
-            grams[1][1].append(logp)
-            grams[1][2].append(0.0)
-    all_keys, all_prob, all_bo, all_last, all_ext = [], [], [], [], []
-    key_index: dict[int, np.ndarray] = {}
-    n_ngrams = []
-    for n in range(1, order + 1):
-        g = grams.get(n)
-        if not g or not g[0]:
-            n_ngrams.append(0)
-            continue
-        ids = np.asarray(g[0], dtype=np.int64).reshape(-1, n)
-        keys = _keys_for(ids)
-        key_index[n] = (ids, keys)
-        all_keys.append(keys)
-        all_prob.append(np.asarray(g[1], dtype=np.float64) * LN10)
-        all_bo.append(np.asarray(g[2], dtype=np.float64) * LN10)
-        all_last.append(ids[:, -1])
-        n_ngrams.append(len(keys))
-    # "extendable": an n-gram that is the context (prefix) of some longer n-gram
-    ext_sets = []
-    for n in range(1, order + 1):
-        if n not in key_index:
-            continue
-        ids, keys = key_index[n]
-        ext = np.zeros(len(keys), dtype=np.bool_)
-        if n + 1 in key_index:
-            prefix_keys = np.unique(_keys_for(np.ascontiguousarray(key_index[n + 1][0][:, :-1])))
-            ext = np.isin(keys, prefix_keys)
-        ext_sets.append(ext)
-    keys = np.concatenate(all_keys)
-    prob = np.concatenate(all_prob)
-    bo = np.concatenate(all_bo)
-    ext = np.concatenate(ext_sets) | (bo != 0.0)
-    last = np.concatenate(all_last)
-    size = 1 << max(4, int(math.ceil(math.log2(max(2 * len(keys), 2)))))
-    tab = np.zeros((size, 2), dtype=np.uint64)
-    tabf = tab.view(np.float32)
-    _insert_all(keys, prob.astype(np.float32), bo.astype(np.float32), ext, tab, tabf)
-    max_bo = max(0.0, float(bo.max())) if len(bo) else 0.0
-    max_word_prob = np.full(len(vocab), -np.inf)
-    np.maximum.at(max_word_prob, last, prob.astype(np.float32).astype(np.float64))
-    max_word_prob = np.where(np.isfinite(max_word_prob), max_word_prob, float(prob.max()))
-    max_word_prob += (order - 1) * max_bo
-    return NGramLM(order, vocab, tab, tabf, max_word_prob + 1e-6, n_ngrams)
+    return build_lm(parse_arpa(path, keep_words))
+
+
+def check_order(name: str, declared: int | None, order: int, path) -> None:
+    """InputError if ``model.yaml`` declares another order for LM ``name`` than its file has."""
+    if declared is not None and declared != order:
+        raise InputError(f"{name}: model.yaml says order {declared}, the ARPA file has {order}", path)

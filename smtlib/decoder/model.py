@@ -30,20 +30,25 @@ also noted where it is implemented):
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import re
+import sys
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
-from smtlib.decoder.lm import NGramLM, lm_score_word, read_arpa
+from smtlib.decoder.lm import NGramLM, check_order, lm_score_word, read_arpa
+from smtlib.decoder.lm_restrict import keep_mask, restrict
+from smtlib.decoder.numba_startup import load_numba_implementations
+from smtlib.decoder.phrases import (FLOOR_LOGPROB, MISSING_LOGPROB, Ragged, SourceIndex, SparseRows,  # noqa: F401
+                                    read_phrase_tables, read_reordering, source_phrases)
 from smtlib.errors import InputError
-from smtlib.io import open_text
 from smtlib.system.modeldir import ModelSpec, component_path, read_model_spec
 
-MISSING_LOGPROB = math.log(1e-7)
-FLOOR_LOGPROB = -100.0
+if TYPE_CHECKING:
+    from smtlib.decoder.compiled import CompiledModel
+
 DEFAULT_TABLE_LIMIT = 20
 _DENSE_NAME = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
 _KNOWN = re.compile(r"^(TranslationModel\d+|LM\d+|WordPenalty0|Distortion0|LexicalReordering0)$")
@@ -125,11 +130,6 @@ class Weights:
         return np.array([self.sparse.get(n, 0.0) for n in sparse_names], dtype=np.float64)
 
 
-def _lm_estimate_batch(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
-    """Context-free LM score of each phrase (per LM) and its upper bound; see :func:`_lm_estimate_nb`."""
-    return _lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs)
-
-
 @numba.njit(cache=True)
 def _lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
     n_lm = lm_order.shape[0]
@@ -168,23 +168,32 @@ class PhraseModel:
         The description and the dense feature layout.
     vocab, words
         Target vocabulary of the decoder (word -> id and back): the target sides of the loaded
-        options and the source words (for pass-through).
+        options (of every pair, from a compiled model) and the source words (for pass-through).
     index
-        Source phrase -> ids of its entries (phrase pairs).
+        Source phrase -> the range of its entries (phrase pairs); see
+        :class:`~smtlib.decoder.phrases.SourceIndex`.
     entry_tgt
-        Target word ids of each entry.
+        Target word ids of each entry (``entry_tgt[e]`` is a tuple; see
+        :class:`~smtlib.decoder.phrases.Ragged`).
     entry_tm
         ``(n_entries, 4 * n_tables)`` natural-log phrase scores.
     entry_lr
         ``(n_entries, 6)`` natural-log reordering probabilities, NaN when the pair has none.
     entry_sparse
-        Per entry, ``(feature ids, values)`` of its sparse features.
+        Per entry, ``(feature ids, values)`` of its sparse features (``entry_sparse[e]``).
     sparse_names
         Sparse feature names (ids index this list).
     lms
         The language models; ``lm_*`` arrays hold their tables concatenated for the compiled code.
     lm_map
         ``(n_lms, len(words))``: decoder word id -> each LM's word id.
+    lm_ub
+        ``(n_lms, len(words))``: each LM's ``max_word_prob`` of each decoder word.
+    lm_known
+        For a compiled model loaded for some sentences: per LM, a mask of the LM word ids the text
+        loader would have kept (other words are ``<unk>`` to it); None otherwise.
+    compiled
+        Whether the arrays come from the compiled form (:mod:`smtlib.decoder.compiled`).
     """
 
     spec: ModelSpec
@@ -192,11 +201,11 @@ class PhraseModel:
     model_dir: str
     vocab: dict[str, int]
     words: list[str]
-    index: dict[str, list[int]]
-    entry_tgt: list[tuple[int, ...]]
+    index: SourceIndex
+    entry_tgt: Ragged
     entry_tm: np.ndarray
     entry_lr: np.ndarray
-    entry_sparse: list[tuple[np.ndarray, np.ndarray]]
+    entry_sparse: SparseRows
     sparse_names: list[str]
     lms: list[NGramLM]
     lm_tab: np.ndarray = dataclasses.field(repr=False, default=None)
@@ -206,6 +215,8 @@ class PhraseModel:
     lm_order: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_map: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_ub: np.ndarray = dataclasses.field(repr=False, default=None)
+    lm_known: list[np.ndarray] | None = dataclasses.field(repr=False, default=None)
+    compiled: bool = False
 
     @property
     def n_tables(self) -> int:
@@ -222,20 +233,33 @@ class PhraseModel:
     def word_id(self, word: str) -> int:
         return self.vocab[word]
 
-    def _finish_lms(self) -> None:
-        """Concatenate the LM tables and map the decoder's vocabulary into each LM's ids."""
-        self.lm_tab = np.ascontiguousarray(np.concatenate([lm.tab for lm in self.lms]))
-        self.lm_tabf = self.lm_tab.view(np.float32)
-        sizes = [lm.tab.shape[0] for lm in self.lms]
+    def _set_lm_tables(self, tab: np.ndarray, sizes: list[int]) -> None:
+        self.lm_tab = tab
+        self.lm_tabf = tab.view(np.float32)
         self.lm_off = np.array([0, *np.cumsum(sizes)[:-1]], dtype=np.int64)
         self.lm_mask = np.array([s - 1 for s in sizes], dtype=np.uint64)
         self.lm_order = np.array([lm.order for lm in self.lms], dtype=np.int64)
+
+    def _finish_lms(self) -> None:
+        """Concatenate the LM tables and map the decoder's vocabulary into each LM's ids."""
+        self._set_lm_tables(np.ascontiguousarray(np.concatenate([lm.tab for lm in self.lms])),
+                            [lm.tab.shape[0] for lm in self.lms])
         self.refresh_lm_map()
+
+    def _lm_ids(self, word: str) -> list[int]:
+        """Each LM's id of ``word`` (0, ``<unk>``, for a word the LM does not know or would not keep)."""
+        ids = [lm.word_id(word) for lm in self.lms]
+        if self.lm_known is not None:
+            ids = [i if known[i] else 0 for i, known in zip(ids, self.lm_known, strict=True)]
+        return ids
 
     def refresh_lm_map(self) -> None:
         """(Re)build ``lm_map`` and ``lm_ub`` after the vocabulary grew."""
-        self.lm_map = np.array([[lm.word_id(w) for w in self.words] for lm in self.lms], dtype=np.int64).reshape(
-            len(self.lms), len(self.words))
+        self.lm_map = np.array([self._lm_ids(w) for w in self.words], dtype=np.int64).reshape(
+            len(self.words), len(self.lms)).T.copy()
+        self._refresh_lm_ub()
+
+    def _refresh_lm_ub(self) -> None:
         self.lm_ub = np.array([lm.max_word_prob[self.lm_map[k]] for k, lm in enumerate(self.lms)]).reshape(
             len(self.lms), len(self.words))
 
@@ -245,10 +269,10 @@ class PhraseModel:
         if wid is None:
             wid = self.vocab[word] = len(self.words)
             self.words.append(word)
-            self.lm_map = np.concatenate(
-                [self.lm_map, np.array([[lm.word_id(word)] for lm in self.lms], dtype=np.int64).reshape(-1, 1)], axis=1)
+            ids = self._lm_ids(word)
+            self.lm_map = np.concatenate([self.lm_map, np.array(ids, dtype=np.int64).reshape(-1, 1)], axis=1)
             self.lm_ub = np.concatenate(
-                [self.lm_ub, np.array([[lm.max_word_prob[lm.word_id(word)]] for lm in self.lms]).reshape(-1, 1)],
+                [self.lm_ub, np.array([lm.max_word_prob[i] for lm, i in zip(self.lms, ids, strict=True)]).reshape(-1, 1)],
                 axis=1)
         return wid
 
@@ -282,18 +306,22 @@ class PhraseModel:
         return Weights(dense, sparse)
 
     # ------------------------------------------------------------------ options
-    def entry_static(self, weights: Weights, entries: np.ndarray) -> np.ndarray:
-        """``w . (phrase scores, word penalty, sparse features)`` of the given entries."""
+    def entry_static(self, weights: Weights, entries: np.ndarray, sparse_w: np.ndarray | None = None) -> np.ndarray:
+        """``w . (phrase scores, word penalty, sparse features)`` of the given entries.
+
+        ``sparse_w`` is ``weights.sparse_vector(self.sparse_names)`` if the caller has it already.
+        """
         lay = self.layout
         wtm = np.concatenate([weights.dense[c : c + 4] for c in lay.tm_cols])
         out = self.entry_tm[entries] @ wtm
-        out -= weights.dense[lay.wp_col] * np.array([len(self.entry_tgt[e]) for e in entries], dtype=np.float64)
+        out -= weights.dense[lay.wp_col] * self.entry_tgt.lengths(entries).astype(np.float64)
         if weights.sparse and self.sparse_names:
-            sw = weights.sparse_vector(self.sparse_names)
-            for i, e in enumerate(entries):
-                ids, vals = self.entry_sparse[e]
-                if len(ids):
-                    out[i] += float(sw[ids] @ vals)
+            sw = weights.sparse_vector(self.sparse_names) if sparse_w is None else sparse_w
+            sparse = self.entry_sparse
+            has = np.flatnonzero(sparse.offsets[entries + 1] > sparse.offsets[entries])
+            for i in has.tolist():
+                ids, vals = sparse[entries[i]]
+                out[i] += float(sw[ids] @ vals)
         return out
 
 
@@ -307,32 +335,10 @@ def prepare_tokens(spec: ModelSpec, line: str) -> list[str]:
     return (line.lower() if spec.lowercase else line).split()
 
 
-def _parse_scores(text: str, path, lineno: int) -> np.ndarray:
-    try:
-        values = np.array([float(v) for v in text.split()], dtype=np.float64)
-    except ValueError:
-        raise InputError(f"non-numeric score in {text!r}", path, lineno) from None
-    return values
 
 
-def _logs(values: np.ndarray, path, lineno: int) -> np.ndarray:
-    if np.any(values < 0) or np.any(~np.isfinite(values)):
-        raise InputError(f"phrase score is not a probability: {values.tolist()}", path, lineno)
-    with np.errstate(divide="ignore"):
-        return np.maximum(np.log(values), FLOOR_LOGPROB)
-
-
-def source_phrases(sentences: list[list[str]], max_len: int) -> set[str]:
-    """Every source n-gram (n <= ``max_len``) of the sentences: what filtering keeps."""
-    needed: set[str] = set()
-    for toks in sentences:
-        for i in range(len(toks)):
-            for j in range(i + 1, min(len(toks), i + max_len) + 1):
-                needed.add(" ".join(toks[i:j]))
-    return needed
-
-
-def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None = None) -> PhraseModel:
+def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None = None, *,
+               compiled: bool = True) -> PhraseModel:
     """Load a model directory, keeping only what ``sentences`` (tokenized) can use.
 
     Parameters
@@ -341,12 +347,17 @@ def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None =
         The directory (see :mod:`smtlib.system.modeldir`).
     sentences
         The tokenized input (already lowercased if the model is). ``None`` loads every entry.
+    compiled
+        Use the compiled form (:mod:`smtlib.decoder.compiled`) when it is present and up to date
+        (a stale one is reported in one line on stderr and the text tables are read). Decoding
+        gives the same output either way.
 
     Raises
     ------
     InputError
         On a missing or malformed component.
     """
+    load_numba_implementations()
     spec = read_model_spec(model_dir)
     spec_path = os.path.join(os.fspath(model_dir), "model.yaml")
     layout = Layout.from_spec(spec, spec_path)
@@ -355,107 +366,117 @@ def load_model(model_dir: str | os.PathLike, sentences: list[list[str]] | None =
     if not spec.language_models:
         raise InputError("model has no language model", spec_path)
     needed = None if sentences is None else source_phrases(sentences, spec.max_phrase_length)
-    n_tables = len(spec.phrase_tables)
-    big = spec.feature_set == "big"  # a medium model built from a big table ignores the sparse field
-    vocab: dict[str, int] = {}
-    words: list[str] = []
-    pair_ids: dict[tuple[str, str], int] = {}
-    index: dict[str, list[int]] = {}
-    entry_tgt: list[tuple[int, ...]] = []
-    tm_rows: list[np.ndarray] = []
-    entry_sparse: list[tuple[np.ndarray, np.ndarray]] = []
-    sparse_ids: dict[str, int] = {}
-    empty_sparse = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if compiled:
+        from smtlib.decoder.compiled import open_compiled
 
-    def wid(w: str) -> int:
-        i = vocab.get(w)
-        if i is None:
-            i = vocab[w] = len(words)
-            words.append(w)
-        return i
+        binary, note = open_compiled(model_dir, spec)
+        if note:
+            print(f"smtlib: note: {note}", file=sys.stderr)
+        if binary is not None:
+            return _load_compiled(binary, spec, layout, model_dir, sentences, needed)
+    return _load_text(spec, layout, model_dir, sentences, needed)
 
-    for t, comp in enumerate(spec.phrase_tables):
-        path = component_path(model_dir, comp)
-        with open_text(path, what="phrase table") as fh:
-            for lineno, line in enumerate(fh, 1):
-                cut = line.find(" ||| ")
-                if cut < 0:
-                    if not line.strip():
-                        continue
-                    raise InputError("not a Moses phrase-table line (no ' ||| ')", path, lineno)
-                src = line[:cut]
-                if needed is not None and src not in needed:
-                    continue
-                fields = line.rstrip("\n").split(" ||| ")
-                if len(fields) < 3:
-                    raise InputError("phrase-table line has fewer than 3 fields", path, lineno)
-                tgt = fields[1].strip()
-                scores = _parse_scores(fields[2], path, lineno)
-                if len(scores) != 4:
-                    raise InputError(f"expected 4 phrase scores, got {len(scores)}", path, lineno)
-                if not tgt:
-                    raise InputError("empty target phrase", path, lineno)
-                key = (src, tgt)
-                e = pair_ids.get(key)
-                if e is None:
-                    e = pair_ids[key] = len(entry_tgt)
-                    entry_tgt.append(tuple(wid(w) for w in tgt.split()))
-                    row = np.full(4 * n_tables, MISSING_LOGPROB)
-                    tm_rows.append(row)
-                    entry_sparse.append(empty_sparse)
-                    index.setdefault(src, []).append(e)
-                tm_rows[e][4 * t : 4 * t + 4] = _logs(scores, path, lineno)
-                if big and len(fields) >= 6 and fields[5].strip():
-                    parts = fields[5].split()
-                    if len(parts) % 2:
-                        raise InputError("sparse field is not 'name value' pairs", path, lineno)
-                    ids, vals = list(entry_sparse[e][0]), list(entry_sparse[e][1])
-                    for name, value in zip(parts[::2], parts[1::2], strict=True):
-                        try:
-                            v = float(value)
-                        except ValueError:
-                            raise InputError(f"non-numeric sparse value {value!r}", path, lineno) from None
-                        ids.append(sparse_ids.setdefault(name, len(sparse_ids)))
-                        vals.append(v)
-                    entry_sparse[e] = (np.array(ids, dtype=np.int64), np.array(vals, dtype=np.float64))
-    n_entries = len(entry_tgt)
-    entry_tm = np.array(tm_rows, dtype=np.float64).reshape(n_entries, 4 * n_tables)
-    entry_lr = np.full((n_entries, 6), np.nan)
-    for comp in spec.reordering:
-        path = component_path(model_dir, comp)
-        with open_text(path, what="reordering table") as fh:
-            for lineno, line in enumerate(fh, 1):
-                cut = line.find(" ||| ")
-                if cut < 0:
-                    if not line.strip():
-                        continue
-                    raise InputError("not a Moses reordering-table line", path, lineno)
-                if needed is not None and line[:cut] not in needed:
-                    continue
-                fields = line.rstrip("\n").split(" ||| ")
-                if len(fields) < 3:
-                    raise InputError("reordering-table line has fewer than 3 fields", path, lineno)
-                e = pair_ids.get((fields[0], fields[1].strip()))
-                if e is None:
-                    continue
-                scores = _parse_scores(fields[2], path, lineno)
-                if len(scores) != 6:
-                    raise InputError(f"expected 6 msd-bidirectional-fe scores, got {len(scores)}", path, lineno)
-                entry_lr[e] = _logs(scores, path, lineno)
-    # source words can pass through untranslated: the LMs must know them too
+
+def _add_source_words(vocab: dict[str, int], words: list[str], sentences: list[list[str]] | None) -> list[int]:
+    """Source words can pass through untranslated: add them to the decoder vocabulary; their ids."""
+    ids = []
     for toks in sentences or []:
         for w in toks:
-            wid(w)
+            i = vocab.get(w)
+            if i is None:
+                i = vocab[w] = len(words)
+                words.append(w)
+            ids.append(i)
+    return ids
+
+
+def _load_text(spec: ModelSpec, layout: Layout, model_dir, sentences, needed: set[str] | None) -> PhraseModel:
+    """Read the text tables (only the pairs of ``needed`` source phrases) and the filtered LMs."""
+    entries, pair_ids = read_phrase_tables(spec, model_dir, needed)
+    read_reordering(spec, model_dir, entries, pair_ids, needed)
+    words = entries.tgt_vocab
+    vocab = {w: i for i, w in enumerate(words)}
+    _add_source_words(vocab, words, sentences)
     keep = set(words) if sentences is not None else None
-    lms = [read_arpa(component_path(model_dir, comp), keep_words=keep) for comp in spec.language_models]
+    lms = []
+    for comp in spec.language_models:
+        path = component_path(model_dir, comp)
+        lms.append(read_arpa(path, keep_words=keep))
     for comp, lm in zip(spec.language_models, lms, strict=True):
-        if comp.order is not None and comp.order != lm.order:
-            raise InputError(f"{comp.name}: model.yaml says order {comp.order}, the ARPA file has {lm.order}",
-                             component_path(model_dir, comp))
+        check_order(comp.name, comp.order, lm.order, component_path(model_dir, comp))
+    off = entries.src_off.tolist()
+    index = SourceIndex({src: (off[s], off[s + 1]) for s, src in enumerate(entries.sources)})
     model = PhraseModel(
         spec=spec, layout=layout, model_dir=os.fspath(model_dir), vocab=vocab, words=words, index=index,
-        entry_tgt=entry_tgt, entry_tm=entry_tm, entry_lr=entry_lr, entry_sparse=entry_sparse,
-        sparse_names=list(sparse_ids), lms=lms,
+        entry_tgt=Ragged(entries.tgt_off, entries.tgt_words), entry_tm=entries.tm, entry_lr=entries.lr,
+        entry_sparse=SparseRows(entries.sparse_off, entries.sparse_ids, entries.sparse_vals),
+        sparse_names=entries.sparse_names, lms=lms,
     )
     model._finish_lms()
     return model
+
+
+def _load_compiled(c: CompiledModel, spec: ModelSpec, layout: Layout, model_dir, sentences,
+                   needed: set[str] | None) -> PhraseModel:
+    """The compiled form; with ``sentences``, the pairs of their source phrases are read now and the
+    LMs get the bounds and flags of the text loader's filtered LMs (:mod:`smtlib.decoder.lm_restrict`)."""
+    words = c.strings("tgt_vocab")
+    vocab = dict(zip(words, range(len(words))))
+    n_target = len(words)
+    index, tgt, tm, lr, sparse = _mapped_entries(c) if needed is None else _read_entries(c, needed)
+    source_ids = _add_source_words(vocab, words, sentences)
+    lms = c.language_models()
+    for comp, lm in zip(spec.language_models, lms, strict=True):
+        check_order(comp.name, comp.order, lm.order, component_path(model_dir, comp))
+    model = PhraseModel(
+        spec=spec, layout=layout, model_dir=os.fspath(model_dir), vocab=vocab, words=words, index=index,
+        entry_tgt=tgt, entry_tm=tm, entry_lr=lr, entry_sparse=sparse, sparse_names=c.strings("sparse_names"),
+        lms=lms, compiled=True,
+    )
+    model._set_lm_tables(c.arrays["lm_tab"], [info["table_rows"] for info in c.header["lms"]])
+    extra = np.array([[lm.vocab.get(w, 0) for lm in lms] for w in words[n_target:]], dtype=np.int64)
+    model.lm_map = np.concatenate([c.arrays["lm_map"], extra.reshape(-1, len(lms)).T], axis=1)
+    if needed is not None:
+        kept = np.union1d(tgt.values, np.array(source_ids, dtype=np.int64)).astype(np.int64)
+        _restrict_lms(model, c, kept)
+    model._refresh_lm_ub()
+    return model
+
+
+def _mapped_entries(c: CompiledModel) -> tuple:
+    """Every pair, as views of the memory map; source phrases are looked up when first asked for."""
+    a = c.arrays
+    n = len(a["tgt_off"]) - 1
+    lr = a["lr"] if "lr" in a else np.broadcast_to(np.nan, (n, 6))
+    return (SourceIndex({}, c.find), Ragged(a["tgt_off"], a["tgt_words"]), a["tm"], lr,
+            SparseRows(a["sparse_off"], a["sparse_ids"], a["sparse_vals"]))
+
+
+def _read_entries(c: CompiledModel, needed: set[str]) -> tuple:
+    """The pairs of the ``needed`` source phrases, read into memory and numbered from 0."""
+    found = c.find_many(needed)
+    srcs = sorted(found, key=found.__getitem__)
+    ranges = np.array([found[s] for s in srcs], dtype=np.int64).reshape(-1, 2)
+    bounds = np.zeros(len(srcs) + 1, dtype=np.int64)
+    np.cumsum(ranges[:, 1] - ranges[:, 0], out=bounds[1:])
+    b = bounds.tolist()
+    index = SourceIndex({s: (b[i], b[i + 1]) for i, s in enumerate(srcs)})
+    tgt_off, (tgt_words,) = c.read_ragged("tgt_off", ["tgt_words"], ranges)
+    sp_off, (sp_ids, sp_vals) = c.read_ragged("sparse_off", ["sparse_ids", "sparse_vals"], ranges)
+    lr = c.read_rows("lr", ranges) if "lr" in c.arrays else np.full((b[-1], 6), np.nan)
+    return index, Ragged(tgt_off, tgt_words), c.read_rows("tm", ranges), lr, SparseRows(sp_off, sp_ids, sp_vals)
+
+
+def _restrict_lms(model: PhraseModel, c: CompiledModel, kept: np.ndarray) -> None:
+    """Make the unfiltered LMs behave as the text loader's LMs filtered to the ``kept`` decoder words."""
+    dropped = np.ones(len(model.words), dtype=np.bool_)
+    dropped[kept] = False
+    model.lm_known = []
+    for k, lm in enumerate(model.lms):
+        known = keep_mask(lm, model.lm_map[k, kept])
+        lm.max_word_prob = restrict(lm, c.restriction(k), known, model.lm_tab, int(model.lm_off[k]),
+                                    lambda field, ranges, k=k: c.read_rows(f"lm{k}_{field}", ranges))
+        model.lm_map[k, dropped] = 0
+        model.lm_known.append(known)
+
+

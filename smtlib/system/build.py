@@ -12,7 +12,8 @@ align                  ``align.fwd``, ``align.rev`` (eflomal), ``aligned.<heuris
 phrases K              ``phrase-table.K.gz`` (+ ``reordering-table.K.gz`` with ``reordering``), ``phrases.K.json``
 reordering K           ``reordering-table.K.gz`` (same pairs as ``phrase-table.K.gz``)
 lm K                   ``lm.K.arpa.gz``, ``lm.K.json``
-assemble               the model directory (:mod:`smtlib.system.modeldir`)
+assemble               the model directory (:mod:`smtlib.system.modeldir`); the ``smtlib train
+                       assemble`` command then writes its compiled form ``DIR/compiled.bin``
 =====================  ==========================================================================
 
 Where the components of each feature set come from (Cherry & Foster 2012, §4.2):
@@ -459,8 +460,13 @@ def build(
     *,
     work: str | os.PathLike | None = None,
     log: Callable[[str], None] | None = None,
+    compile_model: Callable[[pathlib.Path], dict] | None = None,
 ) -> dict:
-    """Run every stage and assemble the model directory; returns the build report (times, sizes)."""
+    """Run every stage and assemble the model directory; returns the build report (times, sizes).
+
+    ``compile_model`` (``smtlib.decoder.compiled.compile_model``, passed in by the command so that
+    this layer does not import the decoder) is run on the model directory as a last stage.
+    """
     if options.feature_set not in FEATURE_SETS:
         raise InputError(f"unknown feature set {options.feature_set!r} (expected one of {FEATURE_SETS})")
     out = pathlib.Path(out)
@@ -498,6 +504,8 @@ def build(
         timed("lm1", stage_lm, work, index=1, order=options.lm1_order, text=options.lm1_text)
     spec = timed("assemble", lambda: stage_assemble(work, out, feature_set=options.feature_set).to_dict())
     report["stages"]["assemble"]["result"] = {"model": os.fspath(out), "dense": spec["dense_features"]}
+    if compile_model is not None:
+        timed("compile", compile_model, out)
     report["total_seconds"] = round(time.perf_counter() - t_all, 3)
     report["peak_memory_mib"] = round(peak_memory_mib(), 1)
     _write_json(out / "build.json", report)

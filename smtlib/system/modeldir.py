@@ -125,7 +125,7 @@ def read_model_spec(model_dir: str | os.PathLike) -> ModelSpec:
     if not path.is_file():
         raise InputError("no model.yaml: not a model directory", model_dir)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise InputError(f"malformed YAML: {exc}", path) from None
     return ModelSpec.from_dict(data, path)
