@@ -13,11 +13,12 @@ import pytest
 from smtlib.decoder.compiled import FILENAME, compile_model
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.lm import build_lm, parse_arpa, read_arpa, table_find
+from smtlib.decoder.arpa import parse_arpa
+from smtlib.decoder.lm import build_lm, read_arpa, table_find
 from smtlib.decoder.lm_restrict import keep_mask, restrict, restriction
-from smtlib.decoder.model import load_model
+from smtlib.decoder.loader import load_model
 from smtlib.decoder.toy import write_toy_model
-from smtlib.weights import write_weights
+from smtlib.weights import read_weights, write_weights
 
 CONFIGS = {
     "default": DecoderConfig(k=20),
@@ -296,3 +297,38 @@ def test_arpa_word_without_unigram_is_an_error(tmp_path):
     arpa.write_text(ARPA.replace("-0.3\ta b\t0", "-0.3\ta zz\t0"), encoding="utf-8")
     with pytest.raises(InputError, match="'zz' occurs in an n-gram but has no unigram"):
         read_arpa(arpa)
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_compiled_matches_text_on_multi30k(shared_data, tmp_path, cli):
+    """A system built from 2,000 Multi30k training pairs: 40 dev sentences decoded (1-best, 100-best,
+    lattices) with the compiled model and with the text tables, medium and big (random sparse weights)."""
+    tok = shared_data / "multi30k" / "tok"
+    for lang in ("fr", "en"):
+        with gzip.open(tok / f"train.lc.norm.tok.{lang}.gz", "rt", encoding="utf-8") as fh:
+            (tmp_path / f"train.{lang}").write_text("".join(next(fh) for _ in range(2000)), encoding="utf-8")
+    with gzip.open(tok / "val.lc.norm.tok.fr.gz", "rt", encoding="utf-8") as fh:
+        (tmp_path / "in.txt").write_text("".join(next(fh) for _ in range(40)), encoding="utf-8")
+    done = cli("train", "build", "--src", tmp_path / "train.fr", "--tgt", tmp_path / "train.en", "--src-lang", "fr",
+               "--tgt-lang", "en", "--feature-set", "big", "--out", tmp_path / "big", "--work", tmp_path / "work",
+               "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    done = cli("train", "assemble", "--work", tmp_path / "work", "--feature-set", "medium", "--out", tmp_path / "medium")
+    assert done.returncode == 0, done.stderr
+    rng = np.random.default_rng(0)
+    names = sorted({f.split()[i] for line in gzip.open(tmp_path / "big" / "phrase-table.0.gz", "rt")
+                    for f in [line.split(" ||| ")[5]] for i in range(0, len(f.split()), 2)})
+    for fs in ("medium", "big"):
+        model = tmp_path / fs
+        assert (model / FILENAME).is_file()
+        weights = dict(read_weights(model / "weights.init"))
+        if fs == "big":
+            weights.update({n: float(rng.uniform(-0.3, 0.3)) for n in names})
+        write_weights(tmp_path / "w.txt", weights)
+        config = DecoderConfig(k=100)
+        compiled = _decode_all(model, tmp_path, f"{fs}-compiled", config)
+        text = _decode_all(_text_copy(model, tmp_path / f"{fs}-text"), tmp_path, f"{fs}-text", config)
+        assert compiled["kbest"].count(b"\n") > 40 * 50
+        for ext in ("best", "kbest", "lattice"):
+            assert compiled[ext] == text[ext], (fs, ext)

@@ -180,6 +180,17 @@ def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
     for name in ("phrase-table.0.gz", "phrase-table.1.gz", "reordering-table.0.gz", "lm.0.arpa.gz", "lm.1.arpa.gz"):
         assert (tmp / "big-staged" / name).read_bytes() == (models["big"] / name).read_bytes(), name
     assert read_model_spec(tmp / "big-staged") == read_model_spec(models["big"])
+    assert (tmp / "big-staged" / "compiled.bin").is_file()  # assemble writes the compiled model
+
+
+def test_build_writes_a_compiled_model_the_decoder_uses(toy_models):
+    from smtlib.decoder.loader import load_model
+
+    _, _, _, models = toy_models
+    for fs in ("small", "big"):
+        report = json.loads((models[fs] / "build.json").read_text())
+        assert report["stages"]["compile"]["result"]["entries"] > 0
+        assert load_model(models[fs], [["le", "chat", "noir", "voit"]]).compiled
 
 
 def test_export_moses(toy_models, cli):

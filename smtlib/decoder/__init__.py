@@ -6,8 +6,11 @@ Modules
     ARPA back-off LMs as one packed hash table, queried from compiled code with KenLM-style state
     minimization (natural-log scores, as Moses reports them).
 :mod:`~smtlib.decoder.model`
-    Loading a model directory (:mod:`smtlib.system.modeldir`) filtered to the input, the dense
-    feature layout, weights checking, merged phrase tables.
+    The loaded model, the dense feature layout, weights checking.
+:mod:`~smtlib.decoder.loader`
+    Loading a model directory (:mod:`smtlib.system.modeldir`) filtered to the input, from its
+    compiled form (:mod:`~smtlib.decoder.compiled`) or its text tables
+    (:mod:`~smtlib.decoder.phrases`, :mod:`~smtlib.decoder.arpa`).
 :mod:`~smtlib.decoder.search`
     The compiled stack search: future costs, distortion limit, recombination, histogram pruning,
     the search graph.
@@ -31,7 +34,8 @@ Example::
 from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult, format_kbest_line
 from smtlib.decoder.driver import decode_file
 from smtlib.decoder.lattice import Envelope, Lattice, best_path, kbest_paths, read_lattices, upper_envelope
-from smtlib.decoder.model import PhraseModel, load_model
+from smtlib.decoder.loader import load_model
+from smtlib.decoder.model import PhraseModel
 
 __all__ = [
     "Decoder",

@@ -61,11 +61,13 @@ import mmap
 import os
 import pathlib
 import time
+import weakref
 from collections.abc import Iterable
 
 import numpy as np
 
-from smtlib.decoder.lm import NGramLM, build_lm, check_order, parse_arpa
+from smtlib.decoder.arpa import parse_arpa
+from smtlib.decoder.lm import NGramLM, build_lm, check_order
 from smtlib.decoder.lm_restrict import Restriction, restriction
 from smtlib.decoder.phrases import PhraseEntries, ragged_take, read_phrase_tables, read_reordering
 from smtlib.errors import InputError
@@ -225,8 +227,12 @@ class CompiledModel:
     def __init__(self, path: str | os.PathLike):
         self.path = pathlib.Path(path)
         try:
-            self._fh = open(self.path, "rb")
-            self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_COPY)
+            self._fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise CompiledFormatError(f"cannot be opened ({exc.strerror})") from None
+        weakref.finalize(self, os.close, self._fd)
+        try:
+            self._mm = mmap.mmap(self._fd, 0, access=mmap.ACCESS_COPY)
         except (OSError, ValueError) as exc:
             raise CompiledFormatError(f"cannot be mapped ({exc})") from None
         mm = self._mm
@@ -334,7 +340,7 @@ class CompiledModel:
         out = np.empty((int((hi - lo).sum()), *shape[1:]), dtype=dtype)
         buf = memoryview(out.reshape(-1).view(np.uint8)) if out.size else None
         base = self._start + info["offset"]
-        fd = self._fh.fileno()
+        fd = self._fd
         pos = 0
         for a, n in zip((base + lo * row_bytes).tolist(), ((hi - lo) * row_bytes).tolist(), strict=True):
             if n and os.preadv(fd, [buf[pos : pos + n]], a) != n:
@@ -386,10 +392,15 @@ def open_compiled(model_dir: str | os.PathLike, spec: ModelSpec) -> tuple[Compil
     try:
         compiled = CompiledModel(path)
         reason = compiled.stale_reason(spec, model_dir)
-    except (CompiledFormatError, KeyError, TypeError, ValueError) as exc:
+    except (CompiledFormatError, KeyError, TypeError, ValueError, OSError) as exc:
         reason = f"unreadable: {exc}"
         compiled = None
     if reason is None:
         return compiled, None
-    return None, (f"{path}: not used ({reason}); reading the text tables instead "
-                  f"(run 'smtlib train compile --model {model_dir}' to update it)")
+    return None, not_used(path, reason, model_dir)
+
+
+def not_used(path, reason: str, model_dir) -> str:
+    """The one line saying why a compiled model is not used."""
+    return (f"{path}: not used ({reason}); reading the text tables instead "
+            f"(run 'smtlib train compile --model {model_dir}' to update it)")

@@ -36,7 +36,8 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from smtlib.decoder.lm import LN10, ArpaGrams, NGramLM, _keys_for, extendable, ngram_keys, table_find
+from smtlib.decoder.arpa import ArpaGrams
+from smtlib.decoder.lm import LN10, NGramLM, _keys_for, extendable, ngram_keys, table_find
 
 SPECIALS = ("<unk>", "<s>", "</s>")
 

@@ -7,6 +7,7 @@ Layout of ``DIR``::
     phrase-table.1.gz          ... of TranslationModel1 (medium and big sets)
     reordering-table.0.gz      Moses msd-bidirectional-fe reordering table (medium and big)
     lm.0.arpa.gz, lm.1.arpa.gz ARPA n-gram language models LM0, LM1
+    compiled.bin               the same tables and LMs in binary form, for fast loading (optional)
 
 Phrase-table lines are Moses's text format with an optional sixth field of sparse features::
 
@@ -20,6 +21,15 @@ phrase pair (Cherry & Foster 2012, Table 3); each name contains ``_`` so that n-
 as sparse (Moses's rule).
 
 Reordering-table lines: ``src ||| tgt ||| m_prev s_prev d_prev m_next s_next d_next`` (probabilities).
+
+``compiled.bin`` is written by ``smtlib train assemble`` (and ``build``) after the text components,
+or by ``smtlib train compile --model DIR``; the decoder memory-maps it instead of reading the text
+(seconds instead of 10-25 s). It holds the merged phrase pairs (looked up by a 64-bit hash of the
+source phrase), their log scores, reordering scores and sparse features, the LMs' hash tables and
+the vocabularies, and records the size, modification time and SHA-256 of each text component it was
+made from and the format version: when a component has changed (or ``model.yaml`` lists other
+components), the decoder says so in one line and reads the text tables. The text files stay the
+reference; the byte layout is documented in :mod:`smtlib.decoder.compiled`.
 
 Dense feature names and value counts follow Moses: ``TranslationModel0`` (4), ``LM0`` (1),
 ``WordPenalty0`` (1), ``Distortion0`` (1) for ``small``; plus ``TranslationModel1`` (4), ``LM1`` (1),
