@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from smtlib.system.modeldir import prepare_input, read_model_spec
-from smtlib.weights import read_weights
+from smtlib.weights import read_weights, write_weights
 
 
 def _toy_corpus(tmp: pathlib.Path, n: int = 60, seed: int = 0) -> tuple[pathlib.Path, pathlib.Path]:
@@ -183,14 +183,52 @@ def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
     assert (tmp / "big-staged" / "compiled.bin").is_file()  # assemble writes the compiled model
 
 
-def test_build_writes_a_compiled_model_the_decoder_uses(toy_models):
+def _decode_outputs(cli, model, weights, src, out) -> tuple[dict[str, bytes], str]:
+    """``smtlib decode`` (1-best and 100-best); the outputs' bytes and stderr."""
+    done = cli("decode", "--model", model, "--weights", weights, "--input", src, "--output", out.with_suffix(".best"),
+               "--kbest", out.with_suffix(".kbest"), "--k", "100", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return {ext: out.with_suffix(f".{ext}").read_bytes() for ext in ("best", "kbest")}, done.stderr
+
+
+def test_build_writes_a_compiled_model_the_decoder_uses(toy_models, cli, tmp_path):
+    """The trained toy systems: ``smtlib decode`` reads compiled.bin and gives byte-identical 1-best
+    and 100-best output to decoding from the text tables (a copy without compiled.bin); a truncated
+    compiled.bin is not used (one note line on stderr, exit 0, the text tables' output)."""
+    import shutil
+
     from smtlib.decoder.loader import load_model
 
-    _, _, _, models = toy_models
+    _, src, _, models = toy_models
+    lines = src.read_text(encoding="utf-8").splitlines()[:12] + ["le chat bleu mange la souris .", "voit voit le"]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(5)
     for fs in ("small", "big"):
         report = json.loads((models[fs] / "build.json").read_text())
         assert report["stages"]["compile"]["result"]["entries"] > 0
         assert load_model(models[fs], [["le", "chat", "noir", "voit"]]).compiled
+        weights = dict(read_weights(models[fs] / "weights.init"))
+        if fs == "big":  # nonzero weights on the sparse features the table carries
+            with gzip.open(models[fs] / "phrase-table.0.gz", "rt", encoding="utf-8") as fh:
+                names = sorted({n for line in fh for n in line.split(" ||| ")[5].split()[::2]})
+            assert names
+            weights.update({n: float(rng.uniform(-0.5, 0.5)) for n in names})
+        wfile = tmp_path / f"{fs}.weights"
+        write_weights(wfile, weights)
+        text_dir = tmp_path / f"{fs}-text"
+        shutil.copytree(models[fs], text_dir, ignore=shutil.ignore_patterns("compiled.bin"))
+        compiled, err = _decode_outputs(cli, models[fs], wfile, tmp_path / "in.txt", tmp_path / f"{fs}-compiled")
+        assert "not used" not in err
+        text, _ = _decode_outputs(cli, text_dir, wfile, tmp_path / "in.txt", tmp_path / f"{fs}-text")
+        assert text["kbest"].count(b"\n") > 10 * len(lines)
+        assert compiled == text, fs
+        broken_dir = tmp_path / f"{fs}-broken"
+        shutil.copytree(models[fs], broken_dir)
+        data = (broken_dir / "compiled.bin").read_bytes()
+        (broken_dir / "compiled.bin").write_bytes(data[: len(data) - 100])
+        broken, err = _decode_outputs(cli, broken_dir, wfile, tmp_path / "in.txt", tmp_path / f"{fs}-broken")
+        assert err.count("\n") == 1 and "compiled.bin: not used (unreadable: truncated" in err, err
+        assert broken == text, fs
 
 
 def test_export_moses(toy_models, cli):
