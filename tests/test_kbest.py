@@ -82,7 +82,7 @@ def test_pool_arrays_and_merge(tmp_path):
 
 
 def test_round_trip(tmp_path):
-    src = write(tmp_path, "in.nbest", MODERN + "1 ||| b ||| LM0= 2 TranslationModel0= 0.5 0.25 0.125 1e-05 ||| 3\n")
+    src = write(tmp_path, "in.nbest", MODERN + "1 ||| b ||| LM0= 2 TranslationModel0= 0.5 0.25 0.125 1e-05 ||| 3 ||| 0-0\n")
     pool = read_pool(src)
     write_pool(pool, tmp_path / "out.nbest.gz")
     again = read_pool(tmp_path / "out.nbest.gz")
@@ -153,7 +153,7 @@ def _assert_same_pool(a, b):
 
 
 def test_fast_and_line_by_line_parsers_agree(tmp_path):
-    text = MODERN + "0 ||| the  house ||| LM0= -4.5 TranslationModel0= -1 -2 -3 -4 WT_a= 2 ||| -7\n" + "1 ||| x ||| LM0= 1e-3 TranslationModel0= .5 -2. 3 +4 ||| 2\n"
+    text = MODERN + "0 ||| the  house ||| LM0= -4.5 TranslationModel0= -1 -2 -3 -4 WT_a= 2 ||| -7 ||| 1-1\n" + "1 ||| x ||| LM0= 1e-3 TranslationModel0= .5 -2. 3 +4 ||| 2 ||| 0-0\n"
     path = write(tmp_path, "a.nbest", text)
     _assert_same_pool(_pool_with([path], True), _pool_with([path], False))
 

@@ -16,147 +16,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from smtlib.bleu.stats import STATS_WIDTH, BleuSettings, compute_stats
+from smtlib.bleu.stats import BleuSettings, compute_stats
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, open_text
-from smtlib.kbest.format import SEPARATOR, FeatureGroup, parse_features, parse_line, render_line
-
-# Fast-path helpers: a number token, a label token (``Name=`` / ``name:``), a Joshua ``name=value``.
-# (a number token always follows a space in a field split on "|||"; anything the class admits
-# that is not a number is caught when np.fromstring parses the group)
-_NUMBER_TOKEN = re.compile(r" [-+.\deE]+(?= |$)", re.M)
-_LABEL_TOKEN = re.compile(r"(?<!\S)\S+[=:](?!\S)")
-_JOSHUA_TOKEN = re.compile(r"=[^\s]")
-
-
-def _value_layout(field: str) -> tuple[np.ndarray, list[str]]:
-    """For each value of a features field in line order: is it a sparse feature's? And their names."""
-    is_sparse: list[bool] = []
-    names: list[str] = []
-    tokens = field.split()
-    i = 0
-    while i < len(tokens):
-        label = tokens[i]
-        j = i + 1
-        while j < len(tokens) and tokens[j][-1] not in "=:":
-            j += 1
-        count = j - i - 1
-        sparse = count == 1 and label.endswith("=") and "_" in label[:-1]
-        is_sparse += [sparse] * count
-        if sparse:
-            names.append(label[:-1])
-        i = j
-    return np.asarray(is_sparse, dtype=bool), names
-
-
-_NUMBER_CHARS = b"0123456789.-+eE"
-
-
-def _grouped_layouts(features: list[str], joined: str):
-    """Values of lines grouped by label signature (files whose lines differ in layout), or None."""
-    signatures = _NUMBER_TOKEN.sub("", joined).split("\n")
-    by_signature: dict[str, list[int]] = {}
-    for row, signature in enumerate(signatures):
-        by_signature.setdefault(signature, []).append(row)
-    if len(by_signature) > max(64, len(features) // 50):
-        return None
-    layouts = []
-    for rows in by_signature.values():
-        parsed = _parse_group([features[r] for r in rows], features[rows[0]])
-        if parsed is None:
-            return None
-        layouts.append((np.asarray(rows), *parsed))
-    return layouts
-
-
-def _parse_group(fields: list[str], first: str):
-    """(groups, is_sparse, sparse_names, values) for fields sharing the layout of ``first``, or None."""
-    try:
-        groups, dense, sparse = parse_features(first)
-        is_sparse, sparse_names = _value_layout(first)
-    except InputError:
-        return None
-    if len(is_sparse) != len(dense) + len(sparse):
-        return None
-    numbers = _LABEL_TOKEN.sub(" ", " ".join(fields))
-    values = _numbers(numbers, len(fields), len(is_sparse))
-    if values is None:
-        return None
-    return groups, is_sparse, sparse_names, values
-
-
-def _numbers(text: str, n_rows: int, n_values: int) -> np.ndarray | None:
-    """Parse whitespace-separated numbers into an (n_rows, n_values) array, or None if they aren't."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            values = np.fromstring(text, sep=" ") if text.strip() else np.zeros(0)
-        except (ValueError, DeprecationWarning):
-            return None
-    if values.size != n_rows * n_values or not np.isfinite(values).all():
-        return None
-    return values.reshape(n_rows, n_values)
-
-
-def _uniform_layout(features: list[str], joined: str):
-    """The common case: every line has the first line's labels, in order, with as many values.
-
-    Checked without a per-line Python loop: deleting number characters from the UTF-8 bytes
-    leaves each line's label skeleton (labels and spaces), which must equal the first line's;
-    each label must occur once per line; after the labels are removed nothing but numbers may be
-    left. Returns ``(rows, groups, is_sparse, sparse_names, values)`` or None.
-    """
-    first = features[0]
-    if "=" not in first and ":" not in first:
-        return None
-    n = len(features)
-    skeleton = joined.encode("utf-8").translate(None, delete=_NUMBER_CHARS)
-    first_skeleton = first.encode("utf-8").translate(None, delete=_NUMBER_CHARS)
-    if skeleton != b"\n".join([first_skeleton] * n):
-        return None
-    labels = [t for t in first.split() if t[-1] in "=:"]
-    numbers = " " + joined.replace("\n", " \n ") + " "
-    for label in labels:
-        token = f" {label} "
-        if numbers.count(token) != n:
-            return None
-        numbers = numbers.replace(token, "  ")
-    if "=" in numbers or ":" in numbers:
-        return None
-    try:
-        groups, dense, sparse = parse_features(first)
-        is_sparse, sparse_names = _value_layout(first)
-    except InputError:
-        return None
-    values = _numbers(numbers, n, len(is_sparse))
-    if values is None:
-        return None
-    return np.arange(n), groups, is_sparse, sparse_names, values
-
-
-def fh_line_of_error(path, exc: UnicodeDecodeError) -> int:
-    """1-based line number of the byte where decoding failed (for the error message)."""
-    import gzip
-
-    with open(path, "rb") as raw:
-        head = raw.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
-    # exc.start is relative to the decoder's chunk; find the first undecodable byte instead.
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as full:
-        return data.count(b"\n", 0, full.start) + 1
-    return 1
+from smtlib.io import atomic_output, decode_utf8, read_bytes
+from smtlib.kbest import scanner
+from smtlib.kbest.format import (
+    BLANKS,
+    SEPARATOR,
+    FeatureGroup,
+    FileLayout,
+    decide_layout,
+    describe_groups,
+    layout_key,
+    parse_line,
+    render_line,
+)
 
 
 @dataclasses.dataclass
@@ -270,12 +150,14 @@ def argmax_per_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass
 class _Chunk:
-    """Rows parsed from one file: dense values per layout, sparse values as COO triplets."""
+    """The rows of one file: one row per line, in line order (row r is line r + 1)."""
 
+    path: str
+    layout: FileLayout
     ids: np.ndarray
     texts: list[str]
-    structures: np.ndarray  #: per row, index into the builder's structure list
-    dense: list[tuple[np.ndarray, np.ndarray]]  #: (rows, values) per layout, columns in the layout's order
+    columns: list[str]  #: names of the columns of ``dense`` (the layout's; Joshua: the file's names)
+    dense: np.ndarray
     sparse_rows: np.ndarray
     sparse_names: list[str]
     sparse_values: np.ndarray
@@ -283,189 +165,324 @@ class _Chunk:
     extras: list[str | None]
 
 
-class _PoolBuilder:
-    """Accumulates files as chunks; :meth:`build` merges them and drops duplicates per sentence."""
+def check_id_order(ids: np.ndarray, path) -> None:
+    """Raise at the first line whose sentence id breaks the non-decreasing order of a file.
 
-    def __init__(self, dedup: bool = True, fast: bool = True) -> None:
+    When ids decrease between lines i-1 and i, the line reported is the one whose removal
+    restores the order: line i-1 if it stands out (``0 0 7 0``), else line i (``1 1 0 1``); when
+    either would do, line i, and the message names line i-1 too.
+    """
+    down = np.flatnonzero(ids[1:] < ids[:-1])
+    if not len(down):
+        return
+    i = int(down[0]) + 1  # 0-based row of the first id below its predecessor
+    n = len(ids)
+    spike = i < 2 or ids[i - 2] <= ids[i]
+    drop = i + 1 >= n or ids[i - 1] <= ids[i + 1]
+    if spike and not drop:
+        before = f"line {i - 1} has {ids[i - 2]}, " if i >= 2 else ""
+        raise InputError(
+            f"sentence id {ids[i - 1]} is out of order ({before}line {i + 1} has {ids[i]}): ids must not decrease "
+            "within a file", path, i)
+    raise InputError(f"sentence id {ids[i]} after {ids[i - 1]} on line {i}: ids must not decrease within a file", path, i + 1)
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first ``count`` lines of ``text`` (fewer if it has fewer), without copying the rest."""
+    lines: list[str] = []
+    start = 0
+    while len(lines) < count and start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        lines.append(text[start:end])
+        start = end + 1
+    return lines
+
+
+def _layout_arrays(layout: FileLayout):
+    labels = [g.label.encode("utf-8") for g in layout.groups]
+    label_data = np.frombuffer(b"".join(labels), dtype=np.uint8) if labels else np.zeros(0, dtype=np.uint8)
+    label_off = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in labels], out=label_off[1:])
+    sizes = np.array([g.size for g in layout.groups], dtype=np.int64)
+    col_start = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes):
+        col_start[1:] = np.cumsum(sizes)[:-1]
+    return label_data, label_off, sizes, col_start, int(sizes.sum())
+
+
+class _PoolBuilder:
+    """Reads files into chunks; :meth:`build` merges them and drops duplicates per sentence.
+
+    Parameters
+    ----------
+    dedup
+        Drop a hypothesis equal in text and features to an earlier one of its sentence.
+    fast
+        Read Moses and Z-MERT files with the compiled scanner (:mod:`smtlib.kbest.scanner`);
+        False reads every line with :func:`~smtlib.kbest.format.parse_line` (the reference).
+    dialect
+        The dialect of every file; None decides it per file from its first lines.
+    """
+
+    def __init__(self, dedup: bool = True, fast: bool = True, dialect: str | None = None) -> None:
         self.dedup = dedup
         self.fast = fast
+        self.dialect = dialect
         self.chunks: list[_Chunk] = []
-        self.structure_index: dict[tuple[FeatureGroup, ...], int] = {}
-        self.structure_list: list[tuple[FeatureGroup, ...]] = []
         self.duplicates = 0
 
-    def structure_id(self, groups) -> int:
-        index = self.structure_index.get(groups)
-        if index is None:
-            index = self.structure_index[groups] = len(self.structure_list)
-            self.structure_list.append(groups)
-        return index
+    def add_file(self, path: str | os.PathLike) -> int:
+        """Read every line of ``path`` (checked against the file's layout); returns the line count.
 
-    def add_file(self, path: str | os.PathLike, *, check_order: bool = True) -> int:
-        """Parse every line of ``path``; returns the number of lines read.
-
-        A batched fast path handles well-formed files whose lines share a few feature layouts;
-        anything unusual (a malformed line, Joshua's dialect, many layouts) goes through the
-        line-by-line parser, which also produces the error messages with line numbers.
+        Raises
+        ------
+        InputError
+            At the first line (1-based, of the decompressed file) that is malformed, does not fit
+            the file's layout, or breaks the order of sentence ids; on an empty file, bytes that
+            are not UTF-8, a truncated gzip stream, or a last line without a line end.
         """
-        with open_text(path, what="k-best file") as fh:
-            try:
-                text = fh.read()
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not valid UTF-8 ({exc.reason})", path, fh_line_of_error(path, exc)) from None
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        if not lines:
+        path = os.fspath(path)
+        data = read_bytes(path, what="k-best file")
+        text = decode_utf8(data, path)
+        if "\r" in text:
+            data, text = data.replace(b"\r\n", b"\n"), text.replace("\r\n", "\n")
+        if not data:
             raise InputError("k-best file is empty", path)
-        chunk = self._parse_fast(lines, check_order) if self.fast else None
-        self.chunks.append(chunk if chunk is not None else self._parse_slow(path, lines, check_order))
-        return len(lines)
-
-    def _parse_slow(self, path, lines: list[str], check_order: bool) -> _Chunk:
-        previous = -1
-        parsed_lines = []
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                raise InputError("empty line in k-best file", path, lineno)
-            parsed = parse_line(line, path, lineno)
-            if check_order and parsed.sentence_id < previous:
-                raise InputError(
-                    f"sentence id {parsed.sentence_id} after {previous}: ids must not decrease within a file", path, lineno
-                )
-            previous = parsed.sentence_id
-            parsed_lines.append(parsed)
-        structures = np.array([self.structure_id(p.groups) for p in parsed_lines], dtype=np.int64)
-        dense = []
-        for structure in np.unique(structures):
-            rows = np.flatnonzero(structures == structure)
-            values = np.array([parsed_lines[r].dense for r in rows], dtype=np.float64).reshape(len(rows), -1)
-            dense.append((rows, values))
-        sparse_rows = [r for r, p in enumerate(parsed_lines) for _ in p.sparse]
-        return _Chunk(
-            ids=np.array([p.sentence_id for p in parsed_lines], dtype=np.int64),
-            texts=[p.text for p in parsed_lines],
-            structures=structures,
-            dense=dense,
-            sparse_rows=np.asarray(sparse_rows, dtype=np.int64),
-            sparse_names=[name for p in parsed_lines for name, _ in p.sparse],
-            sparse_values=np.array([v for p in parsed_lines for _, v in p.sparse], dtype=np.float64),
-            totals=np.array([np.nan if p.total is None else p.total for p in parsed_lines], dtype=np.float64),
-            extras=[p.extra for p in parsed_lines],
-        )
-
-    def _parse_fast(self, lines: list[str], check_order: bool) -> _Chunk | None:
-        """Parse ``lines`` in batches; None if the line-by-line parser must decide."""
-        parts = [line.split(SEPARATOR) for line in lines]
-        if min(map(len, parts)) < 3:
-            return None
-        try:
-            ids = np.array([int(p[0]) for p in parts], dtype=np.int64)
-            totals = np.array([float(p[3]) if len(p) > 3 and p[3].strip() else np.nan for p in parts], dtype=np.float64)
-        except ValueError:
-            return None
-        if ids.min() < 0 or np.isinf(totals).any() or (check_order and np.any(np.diff(ids) < 0)):
-            return None
-        if any(not p[0].strip().isdigit() for p in parts[:: max(1, len(parts) // 64)]):
-            return None  # e.g. "+1" or "1_0": let the strict parser judge
-        features = [p[2] for p in parts]
-        joined = "\n".join(features)
-        uniform = _uniform_layout(features, joined)
-        if uniform is not None:
-            layouts = [uniform]
-        elif _JOSHUA_TOKEN.search(joined):
-            return None
+        layout = decide_layout(_first_lines(text, 3), path, self.dialect)
+        if self.fast and layout.dialect != "joshua":
+            chunk = self._scan(path, data, text, layout)
         else:
-            layouts = _grouped_layouts(features, joined)
-            if layouts is None:
-                return None
-        structures = np.zeros(len(lines), dtype=np.int64)
-        dense = []
-        sparse_rows, sparse_names, sparse_values = [], [], []
-        for rows, groups, is_sparse, names, values in layouts:
-            structures[rows] = self.structure_id(groups)
-            dense.append((rows, values[:, ~is_sparse]))
-            if is_sparse.any():
-                sparse_rows.append(np.repeat(rows, len(names)))
-                sparse_names += names * len(rows)
-                sparse_values.append(values[:, is_sparse].ravel())
+            chunk = self._parse_lines(path, text, layout)
+        self.chunks.append(chunk)
+        return len(chunk.ids)
+
+    # -- the line parser (Joshua, and the reference the scanner is tested against) -----------------
+    def _parse_lines(self, path: str, text: str, layout: FileLayout) -> _Chunk:
+        lines = text.split("\n")
+        complete = lines[-1] == ""
+        if complete:
+            lines.pop()
+        parsed = []
+        for lineno, line in enumerate(lines, 1):
+            try:
+                if not line.strip(BLANKS):
+                    raise InputError("empty line in k-best file", path, lineno)
+                if lineno == len(lines) and not complete:
+                    parse_line(line, path, lineno, layout)
+                    raise InputError("the last line has no line end: the file looks truncated", path, lineno)
+                parsed.append(parse_line(line, path, lineno, layout))
+            except InputError:
+                check_id_order(np.array([p.sentence_id for p in parsed], dtype=np.int64), path)
+                raise
+        ids = np.array([p.sentence_id for p in parsed], dtype=np.int64)
+        check_id_order(ids, path)
+        if layout.dialect == "joshua":
+            columns, dense = self._joshua_columns(path, parsed)
+        else:
+            columns = [name for g in layout.groups for name in g.column_names()]
+            dense = np.array([p.dense for p in parsed], dtype=np.float64).reshape(len(parsed), len(columns))
         return _Chunk(
+            path=path,
+            layout=layout,
             ids=ids,
-            texts=[" ".join(p[1].split()) for p in parts],
-            structures=structures,
+            texts=[p.text for p in parsed],
+            columns=columns,
             dense=dense,
-            sparse_rows=np.concatenate(sparse_rows) if sparse_rows else np.zeros(0, dtype=np.int64),
-            sparse_names=sparse_names,
-            sparse_values=np.concatenate(sparse_values) if sparse_values else np.zeros(0),
-            totals=totals,
-            extras=[SEPARATOR.join(p[4:]).strip() if len(p) > 4 else None for p in parts],
+            sparse_rows=np.array([r for r, p in enumerate(parsed) for _ in p.sparse], dtype=np.int64),
+            sparse_names=[name for p in parsed for name, _ in p.sparse],
+            sparse_values=np.array([v for p in parsed for _, v in p.sparse], dtype=np.float64),
+            totals=np.array([np.nan if p.total is None else p.total for p in parsed], dtype=np.float64),
+            extras=[p.extra for p in parsed],
         )
 
-    def build(self, n_sentences: int | None = None) -> KBestPool:
-        # Dense columns: the union of all groups, in order of first appearance.
-        groups: list[FeatureGroup] = []
-        label_of: dict[str, FeatureGroup] = {}
-        for structure in self.structure_list:
-            for group in structure:
-                known = label_of.get(group.label)
-                if known is None:
-                    label_of[group.label] = group
-                    groups.append(group)
-                elif known != group:
+    @staticmethod
+    def _joshua_columns(path: str, parsed) -> tuple[list[str], np.ndarray]:
+        """Joshua's features as columns (first-appearance order; a missing feature is 0).
+
+        Joshua writes only the features that fired, so a name must occur on two lines at least:
+        a name seen on one line of a longer file is reported as a probable typo.
+        """
+        seen: dict[str, int] = {}
+        first_line: dict[str, int] = {}
+        for r, p in enumerate(parsed):
+            for g in p.groups:
+                seen[g.label] = seen.get(g.label, 0) + 1
+                first_line.setdefault(g.label, r + 1)
+        if len(parsed) > 1:
+            once = [name for name, count in seen.items() if count == 1]
+            if once:
+                name = min(once, key=first_line.__getitem__)
+                raise InputError(
+                    f"feature {name!r} occurs on this line only (a typo? Joshua's lines may leave out a feature, "
+                    "but every name must occur on two lines at least)", path, first_line[name])
+        columns = list(seen)
+        index = {name: k for k, name in enumerate(columns)}
+        dense = np.zeros((len(parsed), len(columns)))
+        for r, p in enumerate(parsed):
+            for g, value in zip(p.groups, p.dense, strict=True):
+                dense[r, index[g.label]] = value
+        return columns, dense
+
+    # -- the compiled scanner -------------------------------------------------------------------
+    def _scan(self, path: str, data: bytes, text: str, layout: FileLayout) -> _Chunk:
+        array = np.frombuffer(data, dtype=np.uint8)
+        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        label_data, label_off, sizes, col_start, width = _layout_arrays(layout)
+        zmert = layout.dialect == "zmert"
+        style = 0 if zmert else (61 if layout.dialect == "moses" else 58)
+        if zmert:
+            width = layout.groups[0].size
+        (status, bad_line, ids, totals, dense, text_buf, text_end, text_flag, hyp_span, extra_start,
+         sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow) = scanner.scan(
+            array, n_lines, layout.n_fields, layout.has_total, style, label_data, label_off, sizes, col_start, width,
+            zmert, layout.dialect == "moses")  # fmt: skip
+        if status != scanner.OK:
+            check_id_order(ids[: bad_line - 1], path)
+            self._raise_at(path, text, bad_line, layout, status)
+            return self._parse_lines(path, text, layout)  # the line parser accepts what the scanner did not
+        check_id_order(ids, path)
+        for start, end, row, column in slow[:n_slow]:
+            value = float(data[start:end])
+            if not np.isfinite(value):
+                self._raise_at(path, text, row + 1, layout, scanner.BAD_FEATURES)
+            if column >= 0:
+                dense[row, column] = value
+            elif column == -1:
+                totals[row] = value
+            else:
+                sp_value[-3 - column] = value
+        texts = text_buf.tobytes().decode("utf-8").split("\n")
+        texts.pop()
+        for row in np.flatnonzero(text_flag):
+            h0, h1 = hyp_span[row]
+            texts[row] = " ".join(data[h0:h1].decode("utf-8").split())
+        extras: list[str | None] = [None] * n_lines
+        if layout.n_fields > 4:
+            ends = np.flatnonzero(array == 10)
+            extras = [data[s:e].decode("utf-8").strip() for s, e in zip(extra_start.tolist(), ends.tolist(), strict=True)]
+        names = sp_names[:sp_len].tobytes().decode("utf-8").split("\n")[:-1]
+        rows = sp_row[:n_sparse].copy()
+        if n_sparse:
+            codes, uniques = pd.factorize(np.array(names, dtype=object))
+            keys = rows * len(uniques) + codes
+            order = np.argsort(keys, kind="stable")
+            twice = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+            if len(twice):
+                self._raise_at(path, text, int(rows[order][twice].min()) + 1, layout, scanner.BAD_FEATURES)
+        return _Chunk(
+            path=path,
+            layout=layout,
+            ids=ids,
+            texts=texts,
+            columns=[name for g in layout.groups for name in g.column_names()],
+            dense=dense,
+            sparse_rows=rows,
+            sparse_names=names,
+            sparse_values=sp_value[:n_sparse].copy(),
+            totals=totals,
+            extras=extras,
+        )
+
+    @staticmethod
+    def _raise_at(path: str, text: str, lineno: int, layout: FileLayout, status: int) -> None:
+        """Raise the line parser's error for line ``lineno``; returns if the line parser accepts it."""
+        lines = text.split("\n")
+        line = lines[lineno - 1]
+        if status == scanner.EMPTY_LINE:
+            raise InputError("empty line in k-best file", path, lineno)
+        parse_line(line, path, lineno, layout)
+        if status == scanner.NO_LINE_END:
+            raise InputError("the last line has no line end: the file looks truncated", path, lineno)
+        if status == scanner.BAD_FEATURES:
+            # what only the whole line shows: a sparse feature given twice
+            parsed = parse_line(line, path, lineno, layout)
+            names = [name for name, _ in parsed.sparse]
+            if len(set(names)) != len(names):
+                raise InputError("a sparse feature appears twice", path, lineno)
+
+    # -- merging ---------------------------------------------------------------------------------
+    def _columns(self) -> tuple[tuple[FeatureGroup, ...], list[str]]:
+        """The pool's dense groups and column names; every file must have the same dense features."""
+        first = self.chunks[0]
+        joshua = first.layout.dialect == "joshua"
+        for chunk in self.chunks[1:]:
+            if (chunk.layout.dialect == "joshua") != joshua or (
+                set(chunk.columns) != set(first.columns) if joshua else layout_key(chunk.layout.groups) != layout_key(first.layout.groups)
+            ):
+                mine = ", ".join(chunk.columns) if joshua else describe_groups(chunk.layout.groups)
+                theirs = ", ".join(first.columns) if joshua else describe_groups(first.layout.groups)
+                raise InputError(
+                    f"dense features {mine} differ from those of {first.path} ({theirs}): the files of a pool must have "
+                    "the same dense features", chunk.path, chunk.layout.line)
+        if joshua:
+            return tuple(FeatureGroup(name, 1, "joshua") for name in first.columns), list(first.columns)
+        return first.layout.groups, list(first.columns)
+
+    def build(self, n_sentences: int | None = None, references: str | None = None) -> KBestPool:
+        """Merge the files read so far into one pool.
+
+        Raises
+        ------
+        InputError
+            If the files' dense features differ (naming both files), or a sentence id is not
+            below ``n_sentences`` (naming the file and line; ``references`` names what gave the limit).
+        """
+        if not self.chunks:
+            raise InputError("no k-best file given")
+        groups, columns = self._columns()
+        dense_parts = []
+        for chunk in self.chunks:
+            if chunk.columns == columns:
+                dense_parts.append(chunk.dense)
+            else:  # a Joshua file with the same names in another order
+                where = [chunk.columns.index(name) for name in columns]
+                dense_parts.append(chunk.dense[:, where])
+        dense = np.concatenate(dense_parts) if dense_parts else np.zeros((0, len(columns)))
+        ids = np.concatenate([c.ids for c in self.chunks])
+        if n_sentences is not None:
+            for chunk in self.chunks:
+                beyond = np.flatnonzero(chunk.ids >= n_sentences)
+                if len(beyond):
+                    row = int(beyond[0])
+                    source = f" ({references})" if references else ""
                     raise InputError(
-                        f"dense feature {group.label!r} has {group.size} value(s) in one line and {known.size} in another"
-                    )
-        column_start: dict[str, int] = {}
-        width = 0
-        for group in groups:
-            column_start[group.label] = width
-            width += group.size
-        structure_columns = [
-            np.concatenate([np.arange(column_start[g.label], column_start[g.label] + g.size) for g in structure])
-            if structure
-            else np.zeros(0, dtype=np.int64)
-            for structure in self.structure_list
-        ]
-        n = sum(len(c.ids) for c in self.chunks)
-        dense = np.zeros((n, width), dtype=np.float64)
+                        f"sentence id {chunk.ids[row]} is out of range: the references{source} have {n_sentences} lines "
+                        f"(ids 0 to {n_sentences - 1})", chunk.path, row + 1)
+        n = len(ids)
         sparse_index: dict[str, int] = {}
         coo_rows, coo_cols, coo_vals = [], [], []
         base = 0
         for chunk in self.chunks:
-            for rows, values in chunk.dense:
-                if values.size:
-                    cols = structure_columns[chunk.structures[rows[0]]]
-                    dense[np.ix_(base + rows, cols)] = values
             if len(chunk.sparse_rows):
+                codes, uniques = pd.factorize(np.array(chunk.sparse_names, dtype=object))
+                mapping = np.array([sparse_index.setdefault(name, len(sparse_index)) for name in uniques], dtype=np.int64)
                 coo_rows.append(base + chunk.sparse_rows)
-                coo_cols.append(np.array([sparse_index.setdefault(name, len(sparse_index)) for name in chunk.sparse_names], dtype=np.int64))
+                coo_cols.append(mapping[codes])
                 coo_vals.append(chunk.sparse_values)
             base += len(chunk.ids)
         sparse = sp.coo_matrix(
             (
                 np.concatenate(coo_vals) if coo_vals else np.zeros(0),
-                (np.concatenate(coo_rows) if coo_rows else np.zeros(0, dtype=np.int64), np.concatenate(coo_cols) if coo_cols else np.zeros(0, dtype=np.int64)),
+                (np.concatenate(coo_rows) if coo_rows else np.zeros(0, dtype=np.int64),
+                 np.concatenate(coo_cols) if coo_cols else np.zeros(0, dtype=np.int64)),
             ),
             shape=(n, len(sparse_index)),
-        ).tocsr()
-        sparse.sum_duplicates()
-        ids = np.concatenate([c.ids for c in self.chunks]) if self.chunks else np.zeros(0, dtype=np.int64)
+        ).tocsr()  # fmt: skip
         texts = [t for c in self.chunks for t in c.texts]
-        structures = np.concatenate([c.structures for c in self.chunks]) if self.chunks else np.zeros(0, dtype=np.int64)
-        totals = np.concatenate([c.totals for c in self.chunks]) if self.chunks else np.zeros(0)
+        totals = np.concatenate([c.totals for c in self.chunks])
         extras = [e for c in self.chunks for e in c.extras]
-        keep = _first_occurrences(ids, texts, structures, dense, sparse) if self.dedup else np.arange(n)
+        keep = _first_occurrences(ids, texts, dense, sparse) if self.dedup else np.arange(n)
         self.duplicates = n - len(keep)
         # Group rows by sentence id, keeping first-appearance order within a sentence.
-        ids = ids[keep]
-        order = keep[np.argsort(ids, kind="stable")]
-        n_sent = int(ids.max()) + 1 if len(ids) else 0
+        kept_ids = ids[keep]
+        order = keep[np.argsort(kept_ids, kind="stable")]
+        n_sent = int(kept_ids.max()) + 1 if len(kept_ids) else 0
         if n_sentences is not None:
-            if n_sent > n_sentences:
-                raise InputError(f"sentence id {n_sent - 1} is out of range: there are {n_sentences} sentences")
             n_sent = n_sentences
         offsets = np.zeros(n_sent + 1, dtype=np.int64)
-        np.cumsum(np.bincount(ids, minlength=n_sent), out=offsets[1:])
+        np.cumsum(np.bincount(kept_ids, minlength=n_sent), out=offsets[1:])
         return KBestPool(
             offsets=offsets,
             texts=[texts[i] for i in order],
@@ -478,18 +495,18 @@ class _PoolBuilder:
         )
 
 
-def _first_occurrences(ids, texts, structures, dense, sparse) -> np.ndarray:
-    """Rows that are not a repeat (same sentence, text, layout and feature values) of an earlier row.
+def _first_occurrences(ids, texts, dense, sparse) -> np.ndarray:
+    """Rows that are not a repeat (same sentence, text and feature values) of an earlier row.
 
-    Rows are keyed by exact columns (id, text code, layout) and 64-bit hashes of their dense and
-    sparse values; every row flagged as a repeat is then compared value by value with the first
-    row of its key, so a hash collision can never drop a distinct hypothesis.
+    Rows are keyed by exact columns (id, text code) and 64-bit hashes of their dense and sparse
+    values; every row flagged as a repeat is then compared value by value with the first row of
+    its key, so a hash collision can never drop a distinct hypothesis.
     """
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     text_codes, _ = pd.factorize(np.array(texts, dtype=object))
-    frame = pd.DataFrame({"id": ids, "text": text_codes, "layout": structures})
+    frame = pd.DataFrame({"id": ids, "text": text_codes})
     frame["dense"] = pd.util.hash_pandas_object(pd.DataFrame(dense), index=False).to_numpy() if dense.shape[1] else 0
     if sparse.nnz:
         # order-independent hash of the (column, value) pairs of each row
@@ -521,6 +538,8 @@ def read_pool(
     *,
     n_sentences: int | None = None,
     dedup: bool = True,
+    dialect: str | None = None,
+    references: str | None = None,
 ) -> KBestPool:
     """Read and merge k-best files into one pool.
 
@@ -532,32 +551,49 @@ def read_pool(
         Number of sentences (e.g. reference lines); ids must be below it. Default: largest id + 1.
     dedup
         Drop hypotheses equal in text and features to an earlier one of the same sentence.
+    dialect
+        The k-best dialect of every file (:data:`smtlib.kbest.format.DIALECTS`); by default it is
+        decided per file from its first lines.
+    references
+        What ``n_sentences`` comes from (a file name), for the error message.
+
+    Raises
+    ------
+    InputError
+        On a malformed file (see :meth:`_PoolBuilder.add_file`), files whose dense features differ,
+        or a sentence id not below ``n_sentences``.
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    builder = _PoolBuilder(dedup=dedup)
+    builder = _PoolBuilder(dedup=dedup, dialect=dialect)
     paths = list(paths)
     if not paths:
         raise InputError("no k-best file given")
     for path in paths:
         builder.add_file(path)
-    pool = builder.build(n_sentences)
+    pool = builder.build(n_sentences, references)
     pool.duplicates_dropped = builder.duplicates  # type: ignore[attr-defined]
     return pool
 
 
 def iter_lines(pool: KBestPool) -> Iterable[str]:
-    """The pool as Moses n-best lines, sentence by sentence."""
+    """The pool as Moses n-best lines, sentence by sentence.
+
+    Every line gets the same fields, as the reader requires of a file: when only some rows have
+    a total (a pool merged from files with and without totals) no line gets one, and when only
+    some rows have fields after the total the others get an empty one.
+    """
     sentence = pool.sentence_index
     sparse = pool.sparse
     names = pool.sparse_names
+    with_totals = not np.isnan(pool.totals).any()
+    with_extras = any(e is not None for e in pool.extras)
     for r in range(pool.n_hypotheses):
         lo, hi = sparse.indptr[r], sparse.indptr[r + 1]
         pairs = [(names[c], v) for c, v in zip(sparse.indices[lo:hi], sparse.data[lo:hi], strict=True)]
-        total = pool.totals[r]
-        yield render_line(
-            int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, None if np.isnan(total) else float(total), pool.extras[r]
-        )
+        total = float(pool.totals[r]) if with_totals else None
+        extra = pool.extras[r] if pool.extras[r] is not None or not with_extras else ""
+        yield render_line(int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, total, extra)
 
 
 def write_pool(pool: KBestPool, path: str | os.PathLike) -> None:
@@ -565,7 +601,3 @@ def write_pool(pool: KBestPool, path: str | os.PathLike) -> None:
     with atomic_output(path) as out:
         for line in iter_lines(pool):
             out.write(line + "\n")
-
-
-def empty_stats() -> np.ndarray:
-    return np.zeros((0, STATS_WIDTH))
