@@ -1,38 +1,69 @@
-"""Weight vectors: reading and writing weights files, and moses.ini ``[weight]`` sections.
+"""Weight vectors: weights files, the one check of weight names, and moses.ini ``[weight]`` sections.
 
-The weights file (``CONTRACT.md``) has one ``name value`` per line, ``#`` comments allowed. Each
-value of a dense feature is named ``NAME_k`` with a 0-based ``k`` (``LM0_0``,
+The weights file (``CONTRACT.md``) has one ``name value`` per line, ``#`` comments and blank lines
+allowed. Each value of a dense feature is named ``NAME_k`` with a 0-based ``k`` (``LM0_0``,
 ``TranslationModel0_0`` ... ``TranslationModel0_3``; old dialect ``d_0`` ... ``w_0``); sparse
-features keep their own names. A feature missing from the file has weight 0.
+features keep their own names.
+
+Every command that reads weights checks their names against its input -- the k-best pool for
+``tune`` and ``rerank``, the model for ``decode``, the moses.ini for ``weights to-moses-ini`` --
+with :func:`check_weight_names`, the one rule (``CONTRACT.md``, "weights"):
+
+* a dense value of the input (``NAME_k`` with ``NAME`` a dense feature there and ``k`` in range)
+  is its weight; a dense feature missing from the file has weight 0 -- all of its values, since
+  a dense feature with some of its values named and others not is an error;
+* any other name is a sparse weight if it is a valid sparse name: it contains ``_`` (Moses's rule)
+  and is not shaped like a dense value, i.e. not ``NAME_k`` with ``NAME`` a dense feature of the
+  input (``k`` out of range), a dense feature's name in another case (``lm0_0``), or one of
+  Moses's dense feature families (``TranslationModel1_0``, ``LM1_0``, ``d_0`` ..., see
+  :data:`DENSE_FAMILY`) that the input does not have. A sparse feature the input never fires
+  simply never counts, and a missing sparse weight is 0;
+* anything else is an :class:`~smtlib.errors.InputError` at the name's line, naming the closest
+  known name ("did you mean").
 
 In moses.ini the same weights are grouped per feature: ``TranslationModel0= 0.2 0.2 0.2 0.2``.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
-
-import numpy as np
+from collections.abc import Iterable, Mapping, Sequence
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
+from smtlib.values import INTEGER, parse_number
 
 _DENSE_VALUE = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
+#: names of Moses's (and this project's) dense features, new and old dialect: ``NAME_k`` with such
+#: a NAME always names a dense value, never a sparse feature
+DENSE_FAMILY = re.compile(
+    r"(?:TranslationModel|LM|WordPenalty|PhrasePenalty|Distortion|LexicalReordering|UnknownWordPenalty|OpSequenceModel)"
+    r"[0-9]+|d|lm|tm|w|g|I"
+)
 
 
-def read_weights(path: str | os.PathLike) -> dict[str, float]:
-    """Read a weights file into an ordered ``{name: value}`` dict.
+class WeightsFile(dict):
+    """``{name: value}`` as read from a weights file, with the file's path and each name's line."""
+
+    def __init__(self, items=(), *, path: str | os.PathLike | None = None, lines: Mapping[str, int] | None = None):
+        super().__init__(items)
+        self.path = None if path is None else os.fspath(path)
+        self.lines = dict(lines or {})
+
+
+def read_weights(path: str | os.PathLike) -> WeightsFile:
+    """Read a weights file into an ordered ``{name: value}`` dict (with each name's line).
 
     Raises
     ------
     InputError
-        On a line that is not ``name value``, a value that is not a finite number, or a name
-        given twice.
+        On a line that is not ``name value``, a value that is not a finite number
+        (:mod:`smtlib.values`), or a name given twice.
     """
-    weights: dict[str, float] = {}
+    weights = WeightsFile(path=path)
     for lineno, raw in enumerate(read_lines(path, what="weights file", allow_empty=True), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -41,16 +72,96 @@ def read_weights(path: str | os.PathLike) -> dict[str, float]:
         if len(parts) != 2:
             raise InputError(f"expected 'name value', got {raw.strip()!r}", path, lineno)
         name, text = parts
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"weight of {name!r} is not a number: {text!r}", path, lineno) from None
-        if not math.isfinite(value):
-            raise InputError(f"weight of {name!r} is not finite: {text!r}", path, lineno)
+        value = parse_number(text, f"weight of {name!r}:", path, lineno)
         if name in weights:
-            raise InputError(f"feature {name!r} given twice", path, lineno)
+            raise InputError(f"feature {name!r} given twice (first on line {weights.lines[name]})", path, lineno)
         weights[name] = value
+        weights.lines[name] = lineno
     return weights
+
+
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name most like ``name`` (case-insensitive), or None when nothing is close."""
+    known = list(known)
+    by_lower: dict[str, str] = {}
+    for k in known:
+        by_lower.setdefault(k.lower(), k)
+    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
+    return by_lower[match[0]] if match else None
+
+
+def check_weight_names(
+    weights: Mapping[str, float],
+    dense_names: Sequence[str],
+    *,
+    sparse_names: Iterable[str] = (),
+    what: str = "the input",
+    path: str | os.PathLike | None = None,
+) -> None:
+    """Check the names of ``weights`` against an input's features, by the rule of the module docstring.
+
+    Parameters
+    ----------
+    weights
+        Names and values; a :class:`WeightsFile` also gives the path and line of each name.
+    dense_names
+        The input's dense value names in order (``NAME_k``, or Joshua's plain names).
+    sparse_names
+        Sparse feature names the input is known to have (only used for "did you mean").
+    what
+        The input, for messages (``"the k-best pool"``, ``"the medium model"``).
+    path
+        The weights file, when ``weights`` is a plain dict.
+
+    Raises
+    ------
+    InputError
+        At the first offending name's line: a name that is neither a dense value of the input
+        nor a valid sparse name, or a dense feature with only some of its values named.
+    """
+    path = getattr(weights, "path", None) or path
+    lines = getattr(weights, "lines", {})
+    dense = set(dense_names)
+    sizes: dict[str, int] = {}
+    for name in dense_names:
+        match = _DENSE_VALUE.match(name)
+        if match:
+            sizes[match["group"]] = max(sizes.get(match["group"], 0), int(match["k"]) + 1)
+    lower_dense = {n.lower(): n for n in dense_names}
+    lower_groups = {g.lower(): g for g in sizes}
+    known = list(dense_names) + list(sparse_names)
+
+    def fail(name: str, problem: str, suggestion: str | None = None) -> None:
+        hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+        raise InputError(f"weight {name!r} {problem}{hint}", path, lines.get(name))
+
+    for name in weights:
+        if name in dense:
+            continue
+        match = _DENSE_VALUE.match(name)
+        group = match["group"] if match else None
+        if group in sizes:
+            last = sizes[group] - 1
+            fail(name, f"is out of range: dense feature {group!r} of {what} has values {group}_0 .. {group}_{last}",
+                 closest_name(name, dense_names))
+        if name.lower() in lower_dense:
+            fail(name, f"differs in case from a dense feature of {what}", lower_dense[name.lower()])
+        if group is not None and group.lower() in lower_groups:
+            fail(name, f"differs in case from dense feature {lower_groups[group.lower()]!r} of {what}",
+                 closest_name(name, dense_names))
+        if group is not None and DENSE_FAMILY.fullmatch(group):
+            fail(name, f"names a value of dense feature {group!r}, which {what} does not have",
+                 closest_name(name, dense_names))
+        if "_" not in name:
+            fail(name, f"is neither a dense feature value of {what} nor a sparse feature name (sparse names contain '_')",
+                 closest_name(name, known))
+    for group, size in sizes.items():
+        given = [f"{group}_{k}" for k in range(size) if f"{group}_{k}" in weights]
+        if given and len(given) != size:
+            missing = next(f"{group}_{k}" for k in range(size) if f"{group}_{k}" not in weights)
+            raise InputError(
+                f"dense feature {group!r} has weights for {len(given)} of its {size} values but not {missing!r}: give all "
+                "of a dense feature's values, or none (then all are 0)", path, lines.get(given[-1]))
 
 
 def format_value(value: float) -> str:
@@ -71,16 +182,6 @@ def write_weights(path: str | os.PathLike, weights: Mapping[str, float], *, head
             if not math.isfinite(value):
                 raise InputError(f"refusing to write a non-finite weight for {name!r}", path)
             out.write(f"{name} {format_value(value)}\n")
-
-
-def weights_vector(weights: Mapping[str, float], names: Iterable[str]) -> np.ndarray:
-    """The weights as an array aligned with ``names`` (a feature missing from ``weights`` is 0)."""
-    return np.array([weights.get(name, 0.0) for name in names], dtype=np.float64)
-
-
-def vector_to_weights(names: Iterable[str], values: np.ndarray) -> dict[str, float]:
-    """``{name: value}`` for an array aligned with ``names``."""
-    return {name: float(v) for name, v in zip(names, values, strict=True)}
 
 
 def group_dense(weights: Mapping[str, float]) -> tuple[dict[str, list[float]], dict[str, float]]:
@@ -113,8 +214,30 @@ def to_moses_ini(weights: Mapping[str, float]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- moses.ini ------------------------------------------------------------------------------------
 #: old-style moses.ini sections (one value per line) and the n-best label of their feature
 OLD_SECTIONS = {"weight-d": "d", "weight-l": "lm", "weight-t": "tm", "weight-w": "w", "weight-generation": "g", "weight-i": "I"}
+#: old-style definition sections and the weight section whose size they give
+_DEFINITIONS = {"ttable-file": "weight-t", "distortion-file": "weight-d", "lmodel-file": "weight-l"}
+
+
+def _definition_count(section: str, line: str, path, lineno: int) -> int:
+    """How many weights one line of an old definition section adds to its weight section.
+
+    ``[ttable-file]``: ``[type] input-factors output-factors n-scores path`` (n-scores weights);
+    ``[distortion-file]``: ``factors type n-scores path`` (n-scores weights, besides the one
+    distance weight); ``[lmodel-file]``: ``type factor order path`` (one weight).
+    """
+    parts = line.split()
+    if section == "lmodel-file":
+        if len(parts) != 4 or INTEGER.fullmatch(parts[2]) is None:
+            raise InputError(f"expected 'type factor order path' in [{section}], got {line!r}", path, lineno)
+        return 1
+    wanted = {"ttable-file": (4, 5), "distortion-file": (4,)}[section]
+    if len(parts) not in wanted or INTEGER.fullmatch(parts[-2]) is None or int(parts[-2]) < 1:
+        form = "[type] input-factors output-factors n-scores path" if section == "ttable-file" else "factors type n-scores path"
+        raise InputError(f"expected '{form}' in [{section}], got {line!r}", path, lineno)
+    return int(parts[-2])
 
 
 def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
@@ -126,29 +249,69 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     ``[weight-l]``, ``[weight-t]``, ``[weight-w]`` with one value per line (``d_0`` ... ``w_0``, the
     names of the old n-best dialect).
 
+    Checks, so that a damaged file is an error rather than other weights: numbers follow
+    :mod:`smtlib.values`; an empty line between two values of an old weight section is an error
+    (at the empty line); the number of values of ``[weight-t]``, ``[weight-d]`` and ``[weight-l]``
+    must be what ``[ttable-file]``, ``[distortion-file]`` (plus one distance weight) and
+    ``[lmodel-file]`` declare, and the values of ``NAME=`` in ``[weight]`` what ``num-features=``
+    declares in ``[feature]`` (when it does); a bare number in a definition section is an error (a
+    missing ``[weight-*]`` header: reported at the empty line above it when there is one).
+
     Raises
     ------
     InputError
-        If the file has no weights or a value is not a number.
+        If the file has no weights or breaks one of the checks above.
     """
     lines = read_lines(path, what="moses.ini")
     weights: dict[str, float] = {}
-    section = None
+    section: str | None = None
+    header_line: dict[str, int] = {}
+    old_values: dict[str, list[int]] = {}  # old weight section -> lines of its values
+    declared: dict[str, int] = {}  # old weight section -> weights its definitions declare
+    features: dict[str, int | None] = {}  # [feature] name -> num-features
+    feature_counts: dict[str, int] = {}
+    blank_since_value = 0
     for lineno, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
+            if not raw.strip() and section in OLD_SECTIONS and old_values.get(section):
+                blank_since_value = lineno  # the last empty line after a value of this section
             continue
         if line.startswith("["):
-            section = line.strip("[]")
+            if not line.endswith("]") or len(line) < 3:
+                raise InputError(f"malformed section header {line!r}", path, lineno)
+            section = line[1:-1].strip()
+            header_line.setdefault(section, lineno)
+            blank_since_value = 0
             continue
         if section in OLD_SECTIONS:
+            if blank_since_value:
+                raise InputError(f"empty line inside [{section}]: its values must be on consecutive lines", path,
+                                 blank_since_value)
             label = OLD_SECTIONS[section]
-            try:
-                value = float(line)
-            except ValueError:
-                raise InputError(f"non-numeric weight in [{section}]: {line!r}", path, lineno) from None
-            k = sum(1 for name in weights if name.rsplit("_", 1)[0] == label)
-            weights[f"{label}_{k}"] = value
+            value = parse_number(line, f"weight in [{section}]:", path, lineno)
+            values = old_values.setdefault(section, [])
+            weights[f"{label}_{len(values)}"] = value
+            values.append(lineno)
+            continue
+        if section in _DEFINITIONS:
+            if len(line.split()) == 1 and _is_number(line):
+                blank = lineno - 1 if lineno > 1 and not lines[lineno - 2].strip() else lineno
+                raise InputError(f"a bare number in [{section}] (line {lineno}): is a [weight-*] section header missing?",
+                                 path, blank)
+            target = _DEFINITIONS[section]
+            declared[target] = declared.get(target, 0) + _definition_count(section, line, path, lineno)
+            continue
+        if section == "feature":
+            parts = line.split()
+            params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+            kind = parts[0]
+            name = params.get("name") or f"{kind}{feature_counts.get(kind, 0)}"
+            feature_counts[kind] = feature_counts.get(kind, 0) + 1
+            count = params.get("num-features")
+            if count is not None and INTEGER.fullmatch(count) is None:
+                raise InputError(f"num-features of {name!r} is not an integer: {count!r}", path, lineno)
+            features[name] = int(count) if count is not None else None
             continue
         if section != "weight":
             continue
@@ -156,17 +319,35 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
             raise InputError(f"expected 'NAME= values' in [weight], got {line!r}", path, lineno)
         name, _, rest = line.partition("=")
         name = name.strip()
-        try:
-            values = [float(v) for v in rest.split()]
-        except ValueError:
-            raise InputError(f"non-numeric weight for {name!r}", path, lineno) from None
+        values = [parse_number(v, f"weight of {name!r}:", path, lineno) for v in rest.split()]
         if not values:
             raise InputError(f"no value for {name!r}", path, lineno)
-        if len(values) == 1 and "_" in name:
-            weights[name] = values[0]
-        else:
-            for k, value in enumerate(values):
-                weights[f"{name}_{k}"] = value
+        expected = features.get(name)
+        if expected is not None and len(values) != expected:
+            raise InputError(f"{name!r} has {len(values)} weights but [feature] declares num-features={expected}", path, lineno)
+        names = [name] if len(values) == 1 and "_" in name else [f"{name}_{k}" for k in range(len(values))]
+        for n, value in zip(names, values, strict=True):
+            if n in weights:
+                raise InputError(f"weight {n!r} given twice", path, lineno)
+            weights[n] = value
+    if "weight-d" in declared:
+        declared["weight-d"] += 1  # the distance-based distortion weight
+    if "weight-w" in old_values:
+        declared.setdefault("weight-w", 1)
+    for target, count in declared.items():
+        found = old_values.get(target, [])
+        if target in header_line and len(found) != count:
+            where = (found[-1] + 1) if found else header_line[target] + 1
+            raise InputError(f"[{target}] (line {header_line[target]}) has {len(found)} value(s); the model's definitions "
+                             f"need {count}", path, where)
     if not weights:
         raise InputError("no weights found ([weight] or [weight-*] sections)", path)
     return weights
+
+
+def _is_number(text: str) -> bool:
+    try:
+        parse_number(text)
+    except InputError:
+        return False
+    return True

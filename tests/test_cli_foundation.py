@@ -32,11 +32,14 @@ def files(tmp_path):
 
 def test_bleu_json_equals_sacrebleu(cli, files):
     _, ref, hyp, _ = files
-    result = cli("bleu", "--refs", ref, "--hyps", hyp)
+    result = cli("bleu", "--refs", ref, "--hyps", hyp, "--tokenize", "13a")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score, abs=1e-9)
-    assert data["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
+    assert data["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|reflen:closest|version:")
+    default = json.loads(cli("bleu", "--refs", ref, "--hyps", hyp).stdout)  # the project's defaults: tok none
+    assert default["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|reflen:closest")
+    assert default["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="none").score, abs=1e-9)
     result = cli("bleu", "--refs", ref, ref, "--hyps", hyp, "--lowercase", "--tokenize", "none", "--score-only")
     expected = sacrebleu.corpus_bleu(HYPS, [REFS, REFS], lowercase=True, tokenize="none").score
     assert float(result.stdout) == pytest.approx(expected, abs=1e-4)
@@ -50,7 +53,7 @@ def test_bleu_from_stdin_and_sentence_mode(cli, files):
     scores = [float(x) for x in result.stdout.split()]
     expected = [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(HYPS, REFS, strict=True)]
     assert scores == pytest.approx(expected, abs=1e-5)
-    assert "bleu-variant:exp" in result.stderr
+    assert "|eff:yes|tok:13a|smooth:exp|" in result.stderr  # sacrebleu's sentence_bleu: effective order on
     listing = cli("bleu", "--list-variants").stdout
     for name in ("bleu+1", "moses-smoothed", "liang-interpolated", "pseudo-doc", "floor", "add-k", "exp", "none"):
         assert name in listing
@@ -112,15 +115,20 @@ def test_bad_kbest_leaves_no_output(cli, files):
 
 def test_weights_moses_ini_round_trip(cli, tmp_path):
     weights = tmp_path / "w.txt"
-    weights.write_text("LM0_0 0.5\nTranslationModel0_0 0.2\nTranslationModel0_1 0.3\nWT_a~b 0.01\nd_0 1\n", encoding="utf-8")
+    weights.write_text("LM0_0 0.5\nTranslationModel0_0 0.2\nTranslationModel0_1 0.3\nWT_a~b 0.01\n", encoding="utf-8")
     ini = tmp_path / "moses.ini"
-    ini.write_text("[feature]\nLM0 order=4\n\n[weight]\nLM0= 1\n", encoding="utf-8")
+    ini.write_text("[feature]\nLM0 order=4\nPhraseDictionaryMemory name=TranslationModel0 num-features=2\n\n"
+                   "[weight]\nLM0= 1\nTranslationModel0= 1 1\n", encoding="utf-8")
     result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp_path / "new.ini")
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "new.ini").read_text()
     assert "[feature]\nLM0 order=4" in text and "TranslationModel0= 0.2 0.3" in text and "LM0= 1\n" not in text
+    weights.write_text("LM1_0 0.5\n", encoding="utf-8")  # a dense feature the moses.ini does not have
+    result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp_path / "bad.ini")
+    assert result.returncode == 2 and "w.txt:1" in result.stderr and "LM0_0" in result.stderr
     assert cli("weights", "from-moses-ini", tmp_path / "new.ini", "--out", tmp_path / "back.txt").returncode == 0
-    assert read_weights(tmp_path / "back.txt") == read_weights(weights)
+    assert read_weights(tmp_path / "back.txt") == {"LM0_0": 0.5, "TranslationModel0_0": 0.2, "TranslationModel0_1": 0.3,
+                                                   "WT_a~b": 0.01}
 
 
 def test_bad_weights_file(cli, files):

@@ -64,7 +64,8 @@ def test_stdout_one_best(setup, cli):
 @pytest.mark.parametrize("extra,message", [
     ({"LM5_0": 1.0}, "LM5_0"),
     ({"TranslationModel0_7": 1.0}, "TranslationModel0_7"),
-    ({"cbin_1": 1.0}, "cbin_1"),  # sparse weight for a medium model
+    ({"lm0_0": 1.0}, "did you mean 'LM0_0'"),
+    ({"WordPenalty": 1.0}, "did you mean 'WordPenalty0_0'"),
 ])
 def test_unknown_feature_is_an_error(setup, cli, extra, message):
     d, _, weights = setup
@@ -77,15 +78,34 @@ def test_unknown_feature_is_an_error(setup, cli, extra, message):
 
 
 def test_missing_dense_feature(setup, cli):
+    """CONTRACT.md: a dense feature missing from the weights file has weight 0 (all of its values)."""
     d, _, weights = setup
-    partial = {k: v for k, v in weights.items() if not k.startswith("LexicalReordering0")}
+    absent = {k: v for k, v in weights.items() if not k.startswith("LexicalReordering0")}
+    zeros = {**weights, **{k: 0.0 for k in weights if k.startswith("LexicalReordering0")}}
+    outputs = []
+    for name, w in (("absent", absent), ("zeros", zeros)):
+        write_weights(d / f"{name}.txt", w)
+        r = cli("decode", "--model", d / "model", "--weights", d / f"{name}.txt", "--input", d / "in.txt", "--quiet",
+                "--output", d / f"{name}.out")
+        assert r.returncode == 0, r.stderr
+        outputs.append((d / f"{name}.out").read_text())
+    assert outputs[0] == outputs[1]
+    partial = {k: v for k, v in weights.items() if k != "LexicalReordering0_3"}  # some values of a feature only
     write_weights(d / "partial.txt", partial)
-    args = ["decode", "--model", d / "model", "--weights", d / "partial.txt", "--input", d / "in.txt", "--quiet",
-            "--output", d / "partial.out"]
-    r = cli(*args)
-    assert r.returncode == 2 and "LexicalReordering0_0" in r.stderr
-    r = cli(*args, "--allow-missing")
-    assert r.returncode == 0, r.stderr
+    r = cli("decode", "--model", d / "model", "--weights", d / "partial.txt", "--input", d / "in.txt", "--quiet")
+    assert r.returncode == 2 and "LexicalReordering0_3" in r.stderr and "partial.txt:" in r.stderr
+
+
+def test_sparse_weight_for_a_medium_model_never_fires(setup, cli):
+    """A valid sparse name (with '_') is accepted by every command; on a medium model it never fires."""
+    d, _, weights = setup
+    write_weights(d / "sparse.txt", {**weights, "cbin_1": 5.0})
+    outputs = []
+    for name in ("w.txt", "sparse.txt"):
+        r = cli("decode", "--model", d / "model", "--weights", d / name, "--input", d / "in.txt", "--quiet")
+        assert r.returncode == 0, r.stderr
+        outputs.append(r.stdout)
+    assert outputs[0] == outputs[1]
 
 
 def test_bad_model_dir(tmp_path, cli, setup):

@@ -73,10 +73,16 @@ def corpus_bleu_from_stats(stats: np.ndarray, **kwargs) -> float:
 def corpus_bleu(
     hypotheses: Sequence[str],
     references: Sequence[Sequence[str]],
-    settings: BleuSettings = BleuSettings(tokenize="13a"),
+    settings: BleuSettings = BleuSettings(),
     **kwargs,
 ) -> float:
-    """Corpus BLEU (0-1) of aligned hypotheses and reference sets."""
+    """Corpus BLEU (0-1) of aligned hypotheses and reference sets (one hypothesis per reference line).
+
+    This is what every command prints: ``smtlib bleu`` on a file, ``rerank``, ``tune`` and
+    ``kbest stats`` on the 1-best lines they would write (an empty line for a sentence without a
+    hypothesis), with the same defaults (:class:`~smtlib.bleu.stats.BleuSettings`, ``exp``
+    smoothing, no effective order).
+    """
     stats = compute_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
     return corpus_bleu_from_stats(stats, **kwargs)
 

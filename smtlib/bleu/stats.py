@@ -42,18 +42,31 @@ TOTALS = slice(2 + NGRAM_ORDER, 2 + 2 * NGRAM_ORDER)
 STATS_WIDTH = 2 + 2 * NGRAM_ORDER
 
 REF_LENGTH_RULES = ("closest", "shortest", "average")
-TOKENIZERS = ("none", "13a", "intl", "char", "zh", "ja-mecab", "ko-mecab", "flores101", "flores200")
 _RULE_CODE = {"closest": 0, "shortest": 1, "average": 2}
+
+
+@functools.cache
+def tokenizers() -> tuple[str, ...]:
+    """sacrebleu's tokenizer names (``BLEU.TOKENIZERS``, its one list), read from sacrebleu itself."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    return tuple(BLEU.TOKENIZERS)
 
 
 @dataclasses.dataclass(frozen=True)
 class BleuSettings:
-    """How text becomes statistics: the options that change BLEU's value.
+    """How text becomes statistics: the options that change BLEU's value, with the project's defaults.
+
+    These defaults are the only ones: every command's ``--tokenize``/``--lowercase``/``--ref-length``
+    defaults are read from here (:func:`smtlib.cli.common.add_bleu_options`), so the same
+    hypotheses and references give the same BLEU in every command.
 
     Attributes
     ----------
     tokenize
-        sacrebleu tokenizer name; ``none`` splits on whitespace only (pre-tokenized MT output).
+        sacrebleu tokenizer name (:func:`tokenizers`); ``none`` (the default) splits on whitespace
+        only, for the pre-tokenized text of MT pipelines (Moses's mert and Cherry & Foster score
+        tokenized output).
     lowercase
         Lowercase hypotheses and references before tokenizing (sacrebleu's ``-lc``).
     ref_length
@@ -67,21 +80,19 @@ class BleuSettings:
 
     def __post_init__(self) -> None:
         if self.ref_length not in REF_LENGTH_RULES:
-            raise InputError(f"unknown reference-length rule {self.ref_length!r} (choose from {REF_LENGTH_RULES})")
-        if self.tokenize not in TOKENIZERS:
-            raise InputError(f"unknown tokenizer {self.tokenize!r} (choose from {TOKENIZERS})")
-
-    def signature(self) -> str:
-        """The part of a score's signature that these settings determine."""
-        case = "lc" if self.lowercase else "mixed"
-        return f"case:{case}|tok:{self.tokenize}|reflen:{self.ref_length}"
+            raise InputError(f"unknown reference-length rule {self.ref_length!r} (choose from {', '.join(REF_LENGTH_RULES)})")
+        if self.tokenize not in tokenizers():
+            raise InputError(f"unknown tokenizer {self.tokenize!r} (sacrebleu's are {', '.join(tokenizers())})")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tokenizer(name: str):
     from sacrebleu.metrics.bleu import BLEU
 
-    return BLEU(tokenize=name).tokenizer
+    try:
+        return BLEU(tokenize=name).tokenizer
+    except (ImportError, RuntimeError, OSError) as exc:  # e.g. ja-mecab or spm without their packages
+        raise InputError(f"sacrebleu's tokenizer {name!r} is not usable here: {exc}") from None
 
 
 def preprocess(segments: Sequence[str], settings: BleuSettings) -> list[str]:

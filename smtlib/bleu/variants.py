@@ -1,7 +1,8 @@
 """Named sentence-level BLEU variants, all computed from statistics rows (vectorized).
 
-Every variant is a class registered in :data:`VARIANTS` under an explicit name; its ``signature()``
-names it and its parameters, and is printed next to every score. Scores are 0-1.
+Every variant is a class registered in :data:`VARIANTS` under an explicit name; its name and every
+parameter appear in the signature printed next to its scores (:mod:`smtlib.bleu.signature`).
+Scores are 0-1.
 
 =====================  ==================================================================
 name                   source
@@ -27,8 +28,10 @@ import abc
 
 import numpy as np
 
+from smtlib.bleu.signature import format_parameter
 from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, STATS_WIDTH, TOTALS
 from smtlib.errors import InputError
+from smtlib.values import convert
 
 
 def _as_rows(stats: np.ndarray) -> np.ndarray:
@@ -56,15 +59,21 @@ class SentenceBleu(abc.ABC):
         unknown = set(params) - set(self.defaults)
         if unknown:
             raise InputError(f"variant {self.name!r} has no parameter(s) {sorted(unknown)}; it has {sorted(self.defaults)}")
-        self.params = {**self.defaults, **params}
+        self.params = {k: convert(k, v, self.defaults[k], self.name) for k, v in {**self.defaults, **params}.items()}
 
     @abc.abstractmethod
     def score(self, stats: np.ndarray) -> np.ndarray:
         """(N,) scores in 0-1 of an (N, STATS_WIDTH) statistics matrix."""
 
+    def smooth_field(self) -> str:
+        """``name[param=value,...]`` with every parameter but the effective order (see :mod:`smtlib.bleu.signature`)."""
+        params = ",".join(f"{k}={format_parameter(v)}" for k, v in self.params.items() if k != "effective_order")
+        return self.name + (f"[{params}]" if params else "")
+
     def signature(self) -> str:
-        params = ",".join(f"{k}={v}" for k, v in self.params.items())
-        return f"bleu-variant:{self.name}" + (f"({params})" if params else "")
+        """``name[param=value,...]`` with every parameter, so that different settings never print the same text."""
+        params = ",".join(f"{k}={format_parameter(v)}" for k, v in self.params.items())
+        return self.name + (f"[{params}]" if params else "")
 
 
 class SacrebleuSentence(SentenceBleu):
@@ -159,9 +168,6 @@ class BleuPlusOne(SacrebleuSentence):
     method = "add-k"
     defaults = {"effective_order": True, "value": 1.0}
 
-    def signature(self) -> str:
-        return "bleu-variant:bleu+1"
-
 
 class MosesSmoothed(SentenceBleu):
     """Moses's ``smoothedSentenceBleu`` (mert/BleuScorer.cpp), the sentence BLEU of Moses PRO.
@@ -180,7 +186,7 @@ class MosesSmoothed(SentenceBleu):
         s = float(self.params["smoothing"])
         with np.errstate(divide="ignore"):
             log_bleu = (np.log(stats[:, MATCHES] + s) - np.log(stats[:, TOTALS] + s)).mean(axis=1)
-        ref = stats[:, REF_LEN] + (s if _truthy(self.params["bp_smooth"]) else 0.0)
+        ref = stats[:, REF_LEN] + (s if self.params["bp_smooth"] else 0.0)
         hyp = stats[:, TOTALS][:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             brevity = 1.0 - ref / hyp
@@ -265,12 +271,6 @@ class PseudoDocument(SentenceBleu):
         return out
 
 
-def _truthy(value) -> bool:
-    if isinstance(value, str):
-        return value.lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
 VARIANTS: dict[str, type[SentenceBleu]] = {
     cls.name: cls
     for cls in (
@@ -286,21 +286,9 @@ VARIANTS: dict[str, type[SentenceBleu]] = {
 }
 
 
-def _coerce(value: str, default):
-    if isinstance(default, bool):
-        return _truthy(value)
-    if isinstance(default, float | int):
-        try:
-            return float(value)
-        except ValueError:
-            raise InputError(f"expected a number, got {value!r}") from None
-    return value
-
-
 def get_variant(name: str, **params) -> SentenceBleu:
-    """Instantiate a variant by name; string parameter values are converted to the default's type."""
+    """Instantiate a variant by name; string parameter values (``--param``) are converted by
+    :func:`smtlib.values.convert` to the default's type."""
     if name not in VARIANTS:
         raise InputError(f"unknown BLEU variant {name!r}; choose from {', '.join(VARIANTS)}")
-    cls = VARIANTS[name]
-    converted = {k: (_coerce(v, cls.defaults[k]) if isinstance(v, str) and k in cls.defaults else v) for k, v in params.items()}
-    return cls(**converted)
+    return VARIANTS[name](**params)

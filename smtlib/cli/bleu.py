@@ -2,12 +2,15 @@
 
 Corpus mode prints a JSON object with ``score`` (0-100) and a ``signature``; ``--score-only``
 prints the number alone. ``--sentence --variant NAME`` prints one score per hypothesis line, and a
-signature line on stderr. Hypotheses come from ``--hyps FILE`` or standard input.
+signature line on stderr. Hypotheses come from ``--hyps FILE`` or standard input. Defaults are the
+project's, the same in every command (``smtlib.bleu.stats.BleuSettings``: ``--tokenize none``,
+case-sensitive, closest reference length; ``exp`` smoothing), so corpus BLEU equals sacrebleu's
+with the same options (``sacrebleu -tok none`` for the defaults).
 
 Examples::
 
-    smtlib bleu --refs ref.en --hyps out.en
-    smtlib bleu --refs ref.en --hyps out.en --tokenize none --lowercase --score-only
+    smtlib bleu --refs ref.en --hyps out.en --tokenize 13a
+    smtlib bleu --refs ref.en --hyps out.en --lowercase --score-only
     smtlib bleu --refs ref.en --hyps out.en --sentence --variant moses-smoothed --param bp_smooth=true
 """
 
@@ -21,6 +24,7 @@ import numpy as np
 
 from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats
 from smtlib.bleu.references import read_references
+from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import compute_stats
 from smtlib.bleu.variants import VARIANTS, get_variant
 from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
@@ -33,7 +37,7 @@ HELP = "corpus BLEU (equal to sacrebleu's) and sentence-level BLEU variants"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files (one per reference set)")
     parser.add_argument("--hyps", "-i", default="-", help="hypothesis file, one segment per line (default: stdin)")
-    add_bleu_options(parser, default_tokenize="13a")
+    add_bleu_options(parser)
     parser.add_argument("--smooth-method", default="exp", choices=sorted(SMOOTH_DEFAULTS), help="corpus smoothing (default: exp, as sacrebleu)")
     parser.add_argument("--smooth-value", type=float, default=None, help="value for floor / add-k smoothing")
     parser.add_argument("--score-only", "-b", action="store_true", help="print only the score")
@@ -60,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     references = read_references(args.refs)
     hyps = read_lines(args.hyps, what="hypothesis file", allow_empty=True)
     if len(hyps) != len(references[0]):
-        raise InputError(f"has {len(hyps)} lines but the references have {len(references[0])}", args.hyps)
+        raise InputError(f"has {len(hyps)} lines but the references have {len(references[0])}", args.hyps,
+                         min(len(hyps), len(references[0])) + 1)
     stats = compute_stats(hyps, np.arange(len(hyps)), references, settings)
     if args.sentence:
         variant = get_variant(args.variant, **parse_assignments(args.param, "--param"))
@@ -68,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
         out = sys.stdout
         for value in scores:
             out.write(f"{100 * value:.6f}\n" if args.variant != "pseudo-doc" or variant.params["scale"] == "none" else f"{value:.6f}\n")
-        print(f"{variant.signature()}|nrefs:{len(references)}|{settings.signature()}|version:smtlib", file=sys.stderr)
+        print(BleuSignature.for_variant(variant, settings, len(references)), file=sys.stderr)
         return 0
     score = bleu_from_stats(stats.sum(axis=0), smooth_method=args.smooth_method, smooth_value=args.smooth_value)
-    signature = _sacrebleu_signature(args, len(references))
+    signature = str(BleuSignature(settings, len(references), args.smooth_method, args.smooth_value))
     if args.score_only:
         print(f"{100 * score:.4f}")
         return 0
@@ -91,25 +96,3 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
-
-
-def _sacrebleu_signature(args: argparse.Namespace, n_refs: int) -> str:
-    """sacrebleu's signature fields for the same options (plus the reference-length rule if not closest)."""
-    import sacrebleu
-
-    from smtlib import __version__
-
-    fields = [
-        f"nrefs:{n_refs}",
-        f"case:{'lc' if args.lowercase else 'mixed'}",
-        "eff:no",
-        f"tok:{args.tokenize}",
-        f"smooth:{args.smooth_method}",
-    ]
-    if args.smooth_value is not None:
-        fields[-1] += f"[{args.smooth_value:.2f}]"
-    if args.ref_length != "closest":
-        fields.append(f"reflen:{args.ref_length}")
-    fields.append(f"version:{sacrebleu.__version__}")
-    fields.append(f"impl:smtlib-{__version__}")
-    return "|".join(fields)

@@ -38,8 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nbest-factor", type=int, default=20,
                         help="examine at most k*factor derivations for k distinct translations (default 20)")
     parser.add_argument("--non-distinct", action="store_true", help="k-best over derivations, duplicates allowed")
-    parser.add_argument("--allow-missing", action="store_true",
-                        help="a dense feature missing from the weights file gets weight 0 instead of an error")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
 
 
@@ -58,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if output is None and args.kbest is None:
         output = "-"
     stats = decode_file(args.model, args.weights, args.input, kbest_out=args.kbest, output=output,
-                        lattice_out=args.lattice, config=config, jobs=args.jobs, allow_missing=args.allow_missing,
+                        lattice_out=args.lattice, config=config, jobs=args.jobs,
                         progress=not args.quiet)
     if not args.quiet:
         print(f"decode: {stats.sentences} sentences in {stats.seconds:.1f} s ({stats.rate:.1f} sent/s), "

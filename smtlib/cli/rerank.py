@@ -1,8 +1,10 @@
 """The 1-best of each sentence of a k-best pool under a weight vector.
 
 Prints one line per sentence id from 0 to the largest id in the pool (line i is sentence i; an id
-without hypotheses gives an empty line). Ties go to the hypothesis that appears first. With
-``--refs`` the corpus BLEU of the result is printed on stderr.
+without hypotheses gives an empty line); with ``--refs``, one line per reference line. Ties go to
+the hypothesis that appears first. The weights' names are checked against the pool
+(:func:`smtlib.weights.check_weight_names`). With ``--refs`` the corpus BLEU of exactly the lines
+written is printed on stderr with its signature: the number ``smtlib bleu`` gives on the output.
 """
 
 from __future__ import annotations
@@ -10,14 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
-from smtlib.bleu.corpus import corpus_bleu_from_stats
+from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.references import read_references
-from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.bleu.signature import BleuSignature
+from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import read_pool
-from smtlib.weights import read_weights
+from smtlib.weights import check_weight_names, read_weights
 
 HELP = "the 1-best of each sentence of a k-best pool under given weights"
 
@@ -27,24 +28,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", "-w", required=True, help="weights file")
     parser.add_argument("--out", "-o", default="-", help="output file (default: stdout)")
     parser.add_argument("--refs", nargs="+", help="references: print the corpus BLEU of the 1-best on stderr")
+    add_dialect_option(parser)
     add_bleu_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    pool = read_pool(args.kbest)
+    references = read_references(args.refs) if args.refs else None
+    pool = read_pool(args.kbest, n_sentences=len(references[0]) if references else None, dialect=args.dialect,
+                     references=args.refs[0] if args.refs else None)
     weights = read_weights(args.weights)
-    best = pool.best_indices(pool.weight_vector(weights))
-    references = None
-    if args.refs:
-        references = read_references(args.refs)
-        pool.pad_sentences(len(references[0]))
-        best = pool.best_indices(pool.weight_vector(weights))
+    check_weight_names(weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
+    lines = one_best_lines(pool.texts, pool.best_indices(pool.weight_vector(weights)))
     with atomic_output(args.out) as out:
-        for row in best:
-            out.write((pool.texts[row] if row >= 0 else "") + "\n")
+        for line in lines:
+            out.write(line + "\n")
     if references is not None:
-        stats = pool.compute_stats(references, bleu_settings(args))
-        chosen = best[best >= 0]
-        print(f"BLEU = {100 * corpus_bleu_from_stats(stats[chosen]):.4f} ({bleu_settings(args).signature()})", file=sys.stderr)
-        _ = np  # numpy used via pool
+        settings = bleu_settings(args)
+        score = corpus_bleu(lines, references, settings)
+        print(f"BLEU = {100 * score:.4f} ({BleuSignature(settings, len(references))})", file=sys.stderr)
     return 0

@@ -6,8 +6,9 @@
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
 references (``--tokenize``/``--lowercase``/``--ref-length``), and METHOD's ``fit`` starts from the
 ``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
-pool does not have are written back unchanged. ``smtlib tune METHOD --help-params`` lists the
-method's hyper-parameters and defaults.
+pool does not have (sparse features that did not fire) are written back unchanged; the names of
+``--init`` are checked against the pool (:func:`smtlib.weights.check_weight_names`).
+``smtlib tune METHOD --help-params`` lists the method's hyper-parameters and defaults.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import argparse
 import json
 import sys
 
-from smtlib.bleu.corpus import corpus_bleu_from_stats
+from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.references import read_references
-from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
+from smtlib.bleu.signature import BleuSignature
+from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
 from smtlib.errors import InputError
 from smtlib.kbest.pool import read_pool
 from smtlib.tuners.registry import get_tuner_class, list_tuners
-from smtlib.weights import read_weights, write_weights
+from smtlib.weights import check_weight_names, read_weights, write_weights
 
 HELP = "run one optimizer step on a k-best pool"
 
@@ -38,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
+    add_dialect_option(parser)
     add_bleu_options(parser)
 
 
@@ -60,20 +63,22 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--{option} is required")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     references = read_references(args.refs)
-    pool = read_pool(args.kbest, n_sentences=len(references[0]))
+    pool = read_pool(args.kbest, n_sentences=len(references[0]), dialect=args.dialect, references=args.refs[0])
     settings = bleu_settings(args)
     pool.compute_stats(references, settings)
     init_weights = read_weights(args.init)
+    check_weight_names(init_weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
     init = pool.weight_vector(init_weights)
     result = tuner(pool, init)
     out = dict(zip(pool.feature_names, map(float, result.weights), strict=True))
     for name, value in init_weights.items():
         out.setdefault(name, value)
-    before = corpus_bleu_from_stats(pool.stats[pool.best_indices(init)[pool.sizes() > 0]])
-    after = corpus_bleu_from_stats(pool.stats[pool.best_indices(result.weights)[pool.sizes() > 0]])
+    # the BLEU of the lines `smtlib rerank` would write (an empty line for a sentence without hypotheses)
+    before = corpus_bleu(one_best_lines(pool.texts, pool.best_indices(init)), references, settings)
+    after = corpus_bleu(one_best_lines(pool.texts, pool.best_indices(result.weights)), references, settings)
     info = {"method": args.method, "seed": args.seed, "params": tuner.params, "pool_bleu_init": 100 * before,
             "pool_bleu_out": 100 * after, "hypotheses": pool.n_hypotheses, **result.info}
-    header = f"smtlib tune {args.method} seed={args.seed} pool BLEU {100 * before:.2f} -> {100 * after:.2f} ({settings.signature()})"
+    header = f"smtlib tune {args.method} seed={args.seed} pool BLEU {100 * before:.2f} -> {100 * after:.2f} ({BleuSignature(settings, len(references))})"
     write_weights(args.out, out, header=header)
     if args.info:
         from smtlib.io import atomic_output

@@ -3,6 +3,10 @@
   smtlib weights to-moses-ini W [--ini moses.ini] --out OUT   the [weight] section (or a whole
                                                              moses.ini with its section replaced)
   smtlib weights from-moses-ini moses.ini --out W            smtlib names: NAME_k, sparse as is
+
+The names of W are checked by the rule every command applies (``smtlib.weights.check_weight_names``):
+with ``--ini``, against the dense features the moses.ini weighs; without, every name must be a
+dense value ``NAME_k`` or a sparse name (containing ``_``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import argparse
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
-from smtlib.weights import from_moses_ini, read_weights, to_moses_ini, write_weights
+from smtlib.weights import check_weight_names, from_moses_ini, group_dense, read_weights, to_moses_ini, write_weights
 
 HELP = "convert weights between smtlib files and moses.ini"
 
@@ -35,6 +39,14 @@ def run(args: argparse.Namespace) -> int:
     weights = read_weights(args.weights)
     if not weights:
         raise InputError("weights file has no weights", args.weights)
+    if args.ini:
+        dense, _ = group_dense(from_moses_ini(args.ini))
+        check_weight_names(weights, [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))],
+                           what=f"the moses.ini {args.ini}")
+    else:
+        dense, _ = group_dense(weights)
+        check_weight_names(weights, [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))],
+                           what="the weights file")
     section = to_moses_ini(weights)
     text = section
     if args.ini:

@@ -75,6 +75,16 @@ def _results(lines: list[str], jobs: int, chunksize: int) -> Iterator[tuple[str,
         yield from pool.imap(_decode_one, items, chunksize=chunksize)
 
 
+def _located(results: Iterator[tuple[str, str, str, int, int]], input_path) -> Iterator[tuple[str, str, str, int, int]]:
+    """``results`` in input order; an error while decoding sentence i names its input line (i + 1)."""
+    line = 0
+    try:
+        for line, result in enumerate(results, 1):  # noqa: B007 - line used in the error
+            yield result
+    except (RuntimeError, ValueError, IndexError) as exc:
+        raise RuntimeError(f"{os.fspath(input_path)}:{line + 1}: decoding failed: {exc}") from exc
+
+
 class Progress:
     """A progress line on stderr: sentences done and rate, at most every ``interval`` seconds."""
 
@@ -104,7 +114,7 @@ class Progress:
 def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, input_path: str | os.PathLike, *,
                 kbest_out: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
                 lattice_out: str | os.PathLike | None = None, config: DecoderConfig | None = None,
-                jobs: int = 1, allow_missing: bool = False, progress: bool = True,
+                jobs: int = 1, progress: bool = True,
                 chunksize: int = 4) -> DecodeStats:
     """Translate every line of ``input_path``; write 1-best, k-best and lattice files (all atomic).
 
@@ -122,7 +132,7 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
     spec = read_model_spec(model_dir)
     tokenized = [prepare_tokens(spec, line) for line in lines]
     model = load_model(model_dir, tokenized)
-    weights = model.read_weights(read_weights(weights_path), path=weights_path, allow_missing=allow_missing)
+    weights = model.read_weights(read_weights(weights_path), path=weights_path)
     decoder = Decoder(model, weights, config)
     _DECODER = decoder
     _WANT = (config.k if kbest_out is not None else 1, lattice_out is not None)
@@ -141,7 +151,7 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
         if out_lat is not None:
             out_lat.write(lattice_header(list(model.layout.names)))
         done = 0
-        for best, kb, lat, nn, ne in _results(lines, jobs, chunksize):
+        for best, kb, lat, nn, ne in _located(_results(lines, jobs, chunksize), input_path):
             if out_best is not None:
                 out_best.write(best + "\n")
             if out_kb is not None:

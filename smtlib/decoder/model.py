@@ -23,12 +23,11 @@ noted where it is implemented):
   unknown word) is not part of the feature sets, so no penalty is added: for a word that no source
   phrase of the tables contains, every complete hypothesis holds it exactly once and a penalty would
   be the same constant on all of them.
-* **Weights**: a dense weight name ``NAME_k`` must name a value of the model's dense features and a
-  sparse one may appear only for a ``big`` model and must contain ``_`` (Moses's rule for sparse
-  names; a sparse feature absent from the phrase pairs of the input simply never fires); anything
-  else is an :class:`InputError`. A
-  dense weight missing from the file is an error too, naming the features, unless ``allow_missing``
-  (then it is 0, as ``CONTRACT.md`` says for missing features in general).
+* **Weights** are checked by the one rule every command applies
+  (:func:`smtlib.weights.check_weight_names`, ``CONTRACT.md``): a dense weight ``NAME_k`` must name
+  a value of the model's dense features, any other name must be a valid sparse name (a sparse
+  feature absent from the phrase pairs of the input simply never fires), and a dense feature
+  missing from the file has weight 0.
 """
 
 from __future__ import annotations
@@ -44,9 +43,9 @@ from smtlib.decoder.lm import NGramLM, lm_score_word
 from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows
 from smtlib.errors import InputError
 from smtlib.system.modeldir import ModelSpec
+from smtlib.weights import check_weight_names
 
 DEFAULT_TABLE_LIMIT = 20
-_DENSE_NAME = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
 _KNOWN = re.compile(r"^(TranslationModel\d+|LM\d+|WordPenalty0|Distortion0|LexicalReordering0)$")
 
 
@@ -273,31 +272,18 @@ class PhraseModel:
         return wid
 
     # ------------------------------------------------------------------ weights
-    def read_weights(self, weights: dict[str, float], *, path: str | os.PathLike = "weights",
-                     allow_missing: bool = False) -> Weights:
+    def read_weights(self, weights: dict[str, float], *, path: str | os.PathLike | None = None) -> Weights:
         """Check a ``{name: value}`` weight map against the model and split it (see the module doc).
 
         Raises
         ------
         InputError
-            On a weight for a feature the model does not have, or (unless ``allow_missing``) a dense
-            feature without a weight.
+            On a name the shared rule rejects (:func:`smtlib.weights.check_weight_names`).
         """
+        check_weight_names(weights, self.layout.names, sparse_names=self.sparse_names,
+                           what=f"the {self.spec.feature_set} model", path=path)
         dense_names = set(self.layout.names)
-        sparse: dict[str, float] = {}
-        for name, value in weights.items():
-            if name in dense_names:
-                continue
-            m = _DENSE_NAME.match(name)
-            if m and _KNOWN.match(m["group"]) or name in {"d_0", "w_0", "lm_0", "tm_0"}:
-                raise InputError(f"weight {name!r} names a dense feature value this model does not have", path)
-            if self.spec.feature_set != "big" or "_" not in name:
-                raise InputError(f"weight {name!r} names a feature this {self.spec.feature_set} model does not have",
-                                 path)
-            sparse[name] = value
-        missing = [n for n in self.layout.names if n not in weights]
-        if missing and not allow_missing:
-            raise InputError(f"no weight for dense feature(s) {', '.join(missing)} (use --allow-missing for 0)", path)
+        sparse = {name: value for name, value in weights.items() if name not in dense_names}
         dense = np.array([weights.get(n, 0.0) for n in self.layout.names], dtype=np.float64)
         return Weights(dense, sparse)
 

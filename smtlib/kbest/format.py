@@ -28,19 +28,19 @@ In the Joshua dialect a feature name must occur on at least two lines of a file 
 once is taken for a typo); a file of one line is exempt.
 
 **Grammar.** Ids are 0-based sentence numbers written with ASCII digits. Tokens of the id,
-features and total fields are separated by ASCII blanks (space, tab, CR, VT, FF). A number is
-``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?`` and must be finite (``nan``, ``inf``,
-``1e999``, ``1_0`` and ``0x10`` are errors). The hypothesis is free text; runs of whitespace in it
+features and total fields are separated by ASCII blanks (space, tab, CR, VT, FF); numbers follow
+the grammar of :mod:`smtlib.values` (``nan``, ``inf``, ``1e999``, ``1_0`` and ``0x10`` are errors).
+The hypothesis is free text; runs of whitespace in it
 are collapsed to one space. Dense values are stored in a matrix, sparse ones in a CSR matrix.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 
 from smtlib.errors import InputError
+from smtlib.values import parse_number as number
 
 SEPARATOR = "|||"
 UNLABELED = "F"  #: group name for Z-MERT's unlabeled feature values
@@ -49,7 +49,6 @@ _LABEL_END = {"moses": "=", "moses-old": ":"}
 #: token separators inside the id, features and total fields
 BLANKS = " \t\r\x0b\x0c"
 _TOKEN = re.compile(r"[^ \t\r\x0b\x0c]+")
-NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _ID = re.compile(r"[0-9]+")
 
 
@@ -141,20 +140,6 @@ class ParsedLine:
 def tokens(field: str) -> list[str]:
     """Blank-separated tokens of an id, features or total field."""
     return _TOKEN.findall(field)
-
-
-def number(token: str, what: str, path=None, lineno=None) -> float:
-    """A token as a finite float, by the grammar of the module docstring."""
-    if NUMBER.fullmatch(token) is None:
-        try:
-            finite = math.isfinite(float(token))
-        except ValueError:
-            finite = True
-        raise InputError(f"{what} {token!r} is not {'a number' if finite else 'finite'}", path, lineno)
-    value = float(token)
-    if not math.isfinite(value):
-        raise InputError(f"{what} {token!r} is not finite", path, lineno)
-    return value
 
 
 def token_kind(token: str) -> str:

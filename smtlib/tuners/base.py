@@ -7,7 +7,8 @@ hypotheses grouped by sentence (``pool.offsets``), dense and sparse features
 (``pool.dense``/``pool.sparse``/``pool.features()``). A tuner never modifies the pool or ``init``.
 
 Hyper-parameters are declared in ``defaults`` (name -> default value); the CLI's
-``--set key=value`` converts strings to the default's type, so every hyper-parameter is settable.
+``--set key=value`` converts strings to the default's type with :func:`smtlib.values.convert` (the
+converter ``--param`` uses too; a typo is an error), so every hyper-parameter is settable.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
+from smtlib.values import convert
 
 
 @dataclasses.dataclass
@@ -55,7 +57,7 @@ class Tuner(abc.ABC):
                 f"{self.name}: unknown hyper-parameter(s) {sorted(unknown)}; known: {', '.join(sorted(self.defaults)) or 'none'}"
             )
         self.seed = int(seed)
-        self.params: dict[str, Any] = {k: coerce(k, v, self.defaults[k]) for k, v in {**self.defaults, **params}.items()}
+        self.params: dict[str, Any] = {k: convert(k, v, self.defaults[k], self.name) for k, v in {**self.defaults, **params}.items()}
 
     def rng(self) -> np.random.Generator:
         """A fresh generator from the seed: fit() is a pure function of (pool, init, seed)."""
@@ -83,23 +85,3 @@ class Tuner(abc.ABC):
             warnings.warn(f"{self.name} produced all-zero weights; keeping the initial weights", stacklevel=2)
             result = TuneResult(init.copy(), {**result.info, "fallback": "all-zero weights, kept init"})
         return result
-
-
-def coerce(name: str, value: Any, default: Any) -> Any:
-    """Convert a ``--set`` string to the type of the default."""
-    if not isinstance(value, str) or isinstance(default, str):
-        return value
-    try:
-        if isinstance(default, bool):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
-    except ValueError:
-        raise InputError(f"hyper-parameter {name}={value!r}: expected {type(default).__name__}") from None
-    return value

@@ -1,4 +1,4 @@
-"""Oracle selection: the hypotheses of a pool with (approximately) the highest corpus BLEU.
+"""Oracle selection: the hypotheses of a k-best pool with (approximately) the highest corpus BLEU.
 
 Corpus BLEU does not decompose over sentences, so the exact oracle is intractable in general; we
 use the usual greedy coordinate ascent (as in Moses's and cdec's oracle tools): start from the
