@@ -10,8 +10,7 @@ Every command that reads weights checks their names against its input -- the k-b
 with :func:`check_weight_names`, the one rule (``CONTRACT.md``, "weights"):
 
 * a dense value of the input (``NAME_k`` with ``NAME`` a dense feature there and ``k`` in range)
-  is its weight; a dense feature missing from the file has weight 0 -- all of its values, since
-  a dense feature with some of its values named and others not is an error;
+  is its weight; a dense value missing from the file has weight 0;
 * any other name is a sparse weight if it is a valid sparse name: it contains ``_`` (Moses's rule)
   and is not shaped like a dense value, i.e. not ``NAME_k`` with ``NAME`` a dense feature of the
   input (``k`` out of range), a dense feature's name in another case (``lm0_0``), or one of
@@ -117,7 +116,7 @@ def check_weight_names(
     ------
     InputError
         At the first offending name's line: a name that is neither a dense value of the input
-        nor a valid sparse name, or a dense feature with only some of its values named.
+        nor a valid sparse name.
     """
     path = getattr(weights, "path", None) or path
     lines = getattr(weights, "lines", {})
@@ -155,13 +154,6 @@ def check_weight_names(
         if "_" not in name:
             fail(name, f"is neither a dense feature value of {what} nor a sparse feature name (sparse names contain '_')",
                  closest_name(name, known))
-    for group, size in sizes.items():
-        given = [f"{group}_{k}" for k in range(size) if f"{group}_{k}" in weights]
-        if given and len(given) != size:
-            missing = next(f"{group}_{k}" for k in range(size) if f"{group}_{k}" not in weights)
-            raise InputError(
-                f"dense feature {group!r} has weights for {len(given)} of its {size} values but not {missing!r}: give all "
-                "of a dense feature's values, or none (then all are 0)", path, lines.get(given[-1]))
 
 
 def format_value(value: float) -> str:
@@ -250,8 +242,8 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     names of the old n-best dialect).
 
     Checks, so that a damaged file is an error rather than other weights: numbers follow
-    :mod:`smtlib.values`; an empty line between two values of an old weight section is an error
-    (at the empty line); the number of values of ``[weight-t]``, ``[weight-d]`` and ``[weight-l]``
+    :mod:`smtlib.values`; an empty line between an old weight section's header and one of its values
+    is an error (at the empty line); the number of values of ``[weight-t]``, ``[weight-d]`` and ``[weight-l]``
     must be what ``[ttable-file]``, ``[distortion-file]`` (plus one distance weight) and
     ``[lmodel-file]`` declare, and the values of ``NAME=`` in ``[weight]`` what ``num-features=``
     declares in ``[feature]`` (when it does); a bare number in a definition section is an error (a
@@ -274,8 +266,8 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     for lineno, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
-            if not raw.strip() and section in OLD_SECTIONS and old_values.get(section):
-                blank_since_value = lineno  # the last empty line after a value of this section
+            if not raw.strip() and section in OLD_SECTIONS:
+                blank_since_value = lineno  # the last empty line after the header or a value of this section
             continue
         if line.startswith("["):
             if not line.endswith("]") or len(line) < 3:
@@ -332,8 +324,8 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
             weights[n] = value
     if "weight-d" in declared:
         declared["weight-d"] += 1  # the distance-based distortion weight
-    if "weight-w" in old_values:
-        declared.setdefault("weight-w", 1)
+    if "weight-w" in header_line:
+        declared.setdefault("weight-w", 1)  # the word penalty: one weight
     for target, count in declared.items():
         found = old_values.get(target, [])
         if target in header_line and len(found) != count:

@@ -244,12 +244,12 @@ def test_cli(tmp_path, cli):
     sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)]
     kbest, ref = write_case(tmp_path, sentences, REFS)
     init = tmp_path / "init.w"
-    init.write_text("F_0 -1\nF_1 0.5\nother 3\n", encoding="utf-8")
+    init.write_text("F_0 -1\nF_1 0.5\nother_feature 3\n", encoding="utf-8")  # a sparse name the pool lacks
     out = tmp_path / "out.w"
     proc = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--seed", "3", "--set", "restarts=4")
     assert proc.returncode == 0, proc.stderr
     weights = read_weights(out)
-    assert weights["F_0"] > 0 and weights["other"] == 3.0
+    assert weights["F_0"] > 0 and weights["other_feature"] == 3.0
     again = tmp_path / "again.w"
     cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", again, "--seed", "3", "--set", "restarts=4")
     assert out.read_bytes() == again.read_bytes()

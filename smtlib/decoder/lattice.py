@@ -50,6 +50,7 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.io import open_text
+from smtlib.values import parse_number
 
 FORMAT = "#smtlib-lattice/1"
 
@@ -139,32 +140,86 @@ def lattice_header(feature_names: list[str]) -> str:
     return f"{FORMAT}\n#features {' '.join(feature_names)}\n"
 
 
+def _count(text: str, what: str, path, lineno: int) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise InputError(f"{what} {text!r} is not a non-negative integer", path, lineno)
+    return int(text)
+
+
+def _edge_line(line: str, names: list[str], n_nodes: int, path, lineno: int):
+    """(tail, head, words, dense values, sparse) of one edge line; an InputError names the line."""
+    if not line.endswith("\n"):
+        what = "the file ends inside a block (truncated?)" if not line else "the last line has no line end (truncated?)"
+        raise InputError(what, path, lineno)
+    if "||||" in line:
+        raise InputError("'||||' is ambiguous: which three '|' are the separator?", path, lineno)
+    fields = line[:-1].split("|||")
+    if len(fields) != 4:
+        raise InputError(f"edge line must have 4 '|||'-separated fields, found {len(fields)}", path, lineno)
+    ends = fields[0].split()
+    if len(ends) != 2:
+        raise InputError(f"expected 'tail head' before the first '|||', got {fields[0].strip()!r}", path, lineno)
+    tail, head = (_count(x, "node", path, lineno) for x in ends)
+    if not 0 <= tail < head < n_nodes:
+        raise InputError(f"edge {tail} -> {head} does not satisfy 0 <= tail < head < NODES ({n_nodes})", path, lineno)
+    values = [parse_number(v, "dense value", path, lineno) for v in fields[2].split()]
+    sparse: dict[str, float] = {}
+    for item in fields[3].split():
+        name, sep, value = item.partition("=")
+        if not sep or not name or "=" in value:
+            raise InputError(f"sparse feature {item!r} is not 'name=value' (sparse names never hold '=')", path, lineno)
+        if name in sparse:
+            raise InputError(f"sparse feature {name!r} appears twice", path, lineno)
+        sparse[name] = parse_number(value, f"value of sparse feature {name!r}:", path, lineno)
+    return tail, head, tuple(fields[1].split()), values, sparse
+
+
 def iter_lattices(path: str | os.PathLike) -> Iterator[Lattice]:
     """Read a lattice file block by block.
+
+    Every line is checked, so that a damaged file is an error at its real line rather than another
+    lattice: numbers follow :mod:`smtlib.values` (finite), sentence ids are 0, 1, 2 ... (one block
+    per input sentence, as ``smtlib decode --lattice`` writes them), every edge has as many dense
+    values as the ``#features`` line names (when the first two edges of the file agree with each
+    other but not with it, the ``#features`` line is the one reported), edges are sorted by head
+    then tail, a sparse feature appears once per edge, and the file ends with a line end.
 
     Raises
     ------
     InputError
-        On a malformed file (wrong header, counts, edge order or field count).
+        On a malformed file, naming the file and the 1-based line.
     """
     with open_text(path, what="lattice file") as fh:
-        first = fh.readline().rstrip("\n")
-        if first != FORMAT:
+        first = fh.readline()
+        if first.rstrip("\n") != FORMAT:
             raise InputError(f"not a lattice file (first line should be {FORMAT!r})", path, 1)
-        second = fh.readline().rstrip("\n")
-        if not second.startswith("#features"):
+        second = fh.readline()
+        parts = second.split()
+        if not parts or parts[0] != "#features" or not second.endswith("\n"):
             raise InputError("missing '#features' line", path, 2)
-        names = second.split()[1:]
+        names = parts[1:]
+        if not names:
+            raise InputError("the '#features' line names no feature", path, 2)
+        if len(set(names)) != len(names):
+            raise InputError("the '#features' line names a feature twice", path, 2)
         lineno = 2
+        edges_seen = 0
+        expected_id = 0
         while True:
             header = fh.readline()
             lineno += 1
             if not header:
                 return
             parts = header.split()
-            if len(parts) != 6 or parts[0] != "SENTENCE" or parts[2] != "NODES" or parts[4] != "EDGES":
+            if len(parts) != 6 or parts[0] != "SENTENCE" or parts[2] != "NODES" or parts[4] != "EDGES" or not header.endswith("\n"):
                 raise InputError(f"expected 'SENTENCE id NODES n EDGES m', got {header.strip()!r}", path, lineno)
-            sent_id, n_nodes, n_edges = int(parts[1]), int(parts[3]), int(parts[5])
+            sent_id, n_nodes, n_edges = (_count(parts[k], parts[k - 1].lower() if k > 1 else "sentence id", path, lineno)
+                                         for k in (1, 3, 5))
+            if sent_id != expected_id:
+                raise InputError(f"sentence id {sent_id} where {expected_id} is expected (blocks are 0, 1, 2 ...)", path, lineno)
+            expected_id += 1
+            if n_nodes < 2 or n_edges < 1:
+                raise InputError("a lattice has 2 nodes and 1 edge at least", path, lineno)
             tails = np.zeros(n_edges, dtype=np.int64)
             heads = np.zeros(n_edges, dtype=np.int64)
             dense = np.zeros((n_edges, len(names)))
@@ -173,26 +228,22 @@ def iter_lattices(path: str | os.PathLike) -> Iterator[Lattice]:
             for e in range(n_edges):
                 line = fh.readline()
                 lineno += 1
-                fields = line.rstrip("\n").split("|||")
-                if len(fields) != 4:
-                    raise InputError("edge line must have 4 '|||'-separated fields", path, lineno)
-                try:
-                    t, h = fields[0].split()
-                    tails[e], heads[e] = int(t), int(h)
-                    vals = [float(v) for v in fields[2].split()]
-                    sp = {}
-                    for item in fields[3].split():
-                        k, _, v = item.rpartition("=")
-                        sp[k] = float(v)
-                except ValueError:
-                    raise InputError("malformed edge line", path, lineno) from None
+                tail, head, phrase, vals, sp = _edge_line(line, names, n_nodes, path, lineno)
                 if len(vals) != len(names):
+                    if edges_seen == 0:
+                        ahead = fh.readline().split("|||")
+                        if len(ahead) == 4 and len(ahead[2].split()) == len(vals):
+                            raise InputError(f"the '#features' line names {len(names)} features but the edges have "
+                                             f"{len(vals)} values", path, 2)
                     raise InputError(f"edge has {len(vals)} dense values, expected {len(names)}", path, lineno)
-                if not 0 <= tails[e] < heads[e] < n_nodes:
-                    raise InputError("edge must satisfy 0 <= tail < head < NODES", path, lineno)
+                if e and (head, tail) < (heads[e - 1], tails[e - 1]):
+                    raise InputError(f"edge {tail} -> {head} after {tails[e - 1]} -> {heads[e - 1]}: edges must be sorted "
+                                     "by head, then tail", path, lineno)
+                tails[e], heads[e] = tail, head
                 dense[e] = vals
-                words.append(tuple(fields[1].split()))
+                words.append(phrase)
                 sparse.append(sp)
+                edges_seen += 1
             yield Lattice(sent_id, n_nodes, tails, heads, words, dense, sparse, names)
 
 

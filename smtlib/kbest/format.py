@@ -27,7 +27,8 @@ agree with each other and not with line 1: a two-of-three vote, still one decisi
 In the Joshua dialect a feature name must occur on at least two lines of a file (a name seen
 once is taken for a typo); a file of one line is exempt.
 
-**Grammar.** Ids are 0-based sentence numbers written with ASCII digits. Tokens of the id,
+**Grammar.** Fields are separated by ``|||``; a run of four or more ``|`` is an error (which three are
+the separator?). Ids are 0-based sentence numbers written with ASCII digits. Tokens of the id,
 features and total fields are separated by ASCII blanks (space, tab, CR, VT, FF); numbers follow
 the grammar of :mod:`smtlib.values` (``nan``, ``inf``, ``1e999``, ``1_0`` and ``0x10`` are errors).
 The hypothesis is free text; runs of whitespace in it
@@ -284,6 +285,8 @@ def parse_line(line: str, path=None, lineno=None, layout: FileLayout | None = No
         On a malformed line, or a line that does not fit ``layout`` (field count, total, dialect,
         dense features).
     """
+    if "||||" in line:
+        raise InputError("'||||' is ambiguous: which three '|' are the separator?", path, lineno)
     fields = line.rstrip("\n").split(SEPARATOR)
     if layout is not None and len(fields) != layout.n_fields:
         raise InputError(

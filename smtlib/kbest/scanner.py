@@ -217,6 +217,8 @@ def scan(data, n_lines, n_fields, has_total, style, label_data, label_off, sizes
         i = start
         while i + 2 < end:
             if data[i] == _BAR and data[i + 1] == _BAR and data[i + 2] == _BAR:
+                if i + 3 < end and data[i + 3] == _BAR:
+                    return FIELDS, lineno, ids, totals, dense, text, text_end, text_flag, hyp_span, extra_start, sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow
                 if n_seps < n_fields - 1:
                     seps[n_seps] = i
                 n_seps += 1
