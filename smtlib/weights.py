@@ -80,13 +80,23 @@ def read_weights(path: str | os.PathLike) -> WeightsFile:
 
 
 def closest_name(name: str, known: Iterable[str]) -> str | None:
-    """The known name most like ``name`` (case-insensitive), or None when nothing is close."""
-    known = list(known)
-    by_lower: dict[str, str] = {}
-    for k in known:
-        by_lower.setdefault(k.lower(), k)
-    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
-    return by_lower[match[0]] if match else None
+    """The known name most like ``name``, or None when nothing is close.
+
+    Case is ignored, and a dense value ``NAME_k`` is compared both whole and as ``NAME`` (so
+    ``lm0`` is closest to ``LM0_0``); ties go to the longer common prefix, then to the first known.
+    """
+    target = name.lower()
+    best, best_key = None, (0.5, -1)
+    for candidate in known:
+        lowered = candidate.lower()
+        match = _DENSE_VALUE.match(lowered)
+        ratio = difflib.SequenceMatcher(None, target, lowered).ratio()
+        if match:
+            ratio = max(ratio, difflib.SequenceMatcher(None, target, match["group"]).ratio())
+        prefix = len(os.path.commonprefix([target, lowered]))
+        if (ratio, prefix) > best_key:
+            best, best_key = candidate, (ratio, prefix)
+    return best
 
 
 def check_weight_names(

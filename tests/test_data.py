@@ -63,7 +63,7 @@ def test_subsample_files_keep_lines_aligned(tmp_path):
 def test_subsample_files_reject_mismatched_references(tmp_path):
     (tmp_path / "a").write_text("x\ny\n", encoding="utf-8")
     (tmp_path / "b").write_text("x\n", encoding="utf-8")
-    with pytest.raises(InputError, match="reference lines"):
+    with pytest.raises(InputError, match=r"b:2: has 1 lines but the source .*a has 2"):
         subsample_files(tmp_path / "a", [tmp_path / "b"], tmp_path / "c", [tmp_path / "d"], tmp_path / "e", index=1)
     assert not (tmp_path / "c").exists()
 

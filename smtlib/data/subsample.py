@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from smtlib.bleu.references import read_references
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 
@@ -58,10 +59,7 @@ def subsample_files(src: str | os.PathLike, refs: list[str | os.PathLike], out_s
     if len(refs) != len(out_refs):
         raise InputError(f"{len(refs)} reference files but {len(out_refs)} outputs for them")
     source = read_lines(src, what="dev source")
-    references = [read_lines(r, what="dev reference") for r in refs]
-    for path, ref in zip(refs, references):
-        if len(ref) != len(source):
-            raise InputError(f"{len(ref)} reference lines for {len(source)} source lines", path)
+    references = read_references(refs, source=src, source_lines=len(source))
     ids = kept_ids(len(source), index, prob=prob, seed=seed)
     with atomic_output(out_src) as fh:
         fh.writelines(source[i] + "\n" for i in ids)
