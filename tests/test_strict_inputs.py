@@ -68,7 +68,7 @@ def test_feature_name_typo_on_one_line_is_an_error(cli, files):
         read_pool(bad)
 
 
-@pytest.mark.parametrize("command", ["rerank", "tune", "decode"])
+@pytest.mark.parametrize("command", ["rerank", "tune", "decode", "weights"])
 def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
     """`lm0` for `LM0_0`: rerank and tune used to accept it silently (and tune wrote both names)."""
     tmp, _, ref, _ = files
@@ -80,6 +80,10 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
         result = cli("rerank", "--kbest", nbest, "--weights", weights)
     elif command == "tune":
         result = cli("tune", "mert", "--kbest", nbest, "--refs", ref, "--init", weights, "--out", tmp / "o.w")
+    elif command == "weights":
+        ini = tmp / "moses.ini"
+        ini.write_text("[feature]\nLM0 order=4\n\n[weight]\nLM0= 1\nTM0= 1 1\n", encoding="utf-8")
+        result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp / "o.w")
     else:
         from smtlib.decoder.toy import write_toy_model
 
@@ -150,6 +154,20 @@ def test_decoder_input_utf8_error_names_the_real_line(cli, tmp_path):
     message = one_error_line(cli("decode", "--model", tmp_path / "model", "--weights", tmp_path / "w.txt",
                                  "--input", tmp_path / "in.txt", "--quiet"))
     assert f"in.txt:5001: not valid UTF-8" in message
+
+
+def test_a_decoding_error_names_the_input_line(tmp_path):
+    """An error raised while decoding sentence i (whatever the number of processes) names input line i + 1."""
+    from smtlib.decoder.driver import _located
+
+    def results():
+        yield from [("a", "", "", 1, 1)] * 4
+        raise ValueError("no translation option covers word 2")
+
+    decoded = []
+    with pytest.raises(RuntimeError, match=r"^in.txt:5: decoding failed: no translation option") as error:
+        decoded.extend(_located(results(), "in.txt"))
+    assert len(decoded) == 4 and isinstance(error.value.__cause__, ValueError)
 
 
 def test_pool_files_with_other_dense_features_name_both_files(tmp_path):
