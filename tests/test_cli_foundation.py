@@ -37,9 +37,9 @@ def test_bleu_json_equals_sacrebleu(cli, files):
     data = json.loads(result.stdout)
     assert data["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score, abs=1e-9)
     assert data["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|reflen:closest|version:")
-    default = json.loads(cli("bleu", "--refs", ref, "--hyps", hyp).stdout)  # the project's defaults: tok none
-    assert default["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|reflen:closest")
-    assert default["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="none").score, abs=1e-9)
+    default = json.loads(cli("bleu", "--refs", ref, "--hyps", hyp).stdout)  # no options: sacrebleu's defaults
+    assert default["signature"] == data["signature"]
+    assert default["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score, abs=1e-9)
     result = cli("bleu", "--refs", ref, ref, "--hyps", hyp, "--lowercase", "--tokenize", "none", "--score-only")
     expected = sacrebleu.corpus_bleu(HYPS, [REFS, REFS], lowercase=True, tokenize="none").score
     assert float(result.stdout) == pytest.approx(expected, abs=1e-4)

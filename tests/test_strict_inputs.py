@@ -119,14 +119,14 @@ def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
 
 
 def test_rerank_bleu_uses_the_one_default_tokenizer(cli, files):
-    """The default tokenizer of every command is BleuSettings' (none); rerank and bleu agree without options."""
+    """The default tokenizer of every command is BleuSettings' (13a, sacrebleu's); rerank and bleu agree without options."""
     tmp, nbest, _, _ = files
     weights = tmp / "w.txt"
     weights.write_text("lm_0 1\n", encoding="utf-8")
     refs = write(tmp / "punct.txt", ["the house.", "the cat!", "hello"])
     result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", refs, "--out", tmp / "o.txt")
     bleu = json.loads(cli("bleu", "--refs", refs, "--hyps", tmp / "o.txt").stdout)
-    assert "tok:none" in bleu["signature"] and f"({bleu['signature']})" in result.stderr
+    assert "tok:13a" in bleu["signature"] and f"({bleu['signature']})" in result.stderr
 
 
 @pytest.mark.parametrize("where", [3, 5001])
@@ -329,8 +329,8 @@ def test_signatures_list_every_parameter():
         signature = str(BleuSignature.for_variant(get_variant("bleu+1", **params), settings, 1))
         assert signature not in seen
         seen.add(signature)
-    assert "|eff:yes|tok:none|smooth:bleu+1[value=1]|" in str(BleuSignature.for_variant(get_variant("bleu+1"), settings, 1))
-    assert str(BleuSignature(settings, 2)).startswith("nrefs:2|case:mixed|eff:no|tok:none|smooth:exp|reflen:closest|")
+    assert "|eff:yes|tok:13a|smooth:bleu+1[value=1]|" in str(BleuSignature.for_variant(get_variant("bleu+1"), settings, 1))
+    assert str(BleuSignature(settings, 2)).startswith("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|reflen:closest|")
     assert "smooth:floor[0.10]" in str(BleuSignature(settings, 1, "floor"))
 
 

@@ -64,9 +64,10 @@ class BleuSettings:
     Attributes
     ----------
     tokenize
-        sacrebleu tokenizer name (:func:`tokenizers`); ``none`` (the default) splits on whitespace
-        only, for the pre-tokenized text of MT pipelines (Moses's mert and Cherry & Foster score
-        tokenized output).
+        sacrebleu tokenizer name (:func:`tokenizers`); ``13a``, sacrebleu's default, is ours, so that
+        ``smtlib bleu`` with no options prints sacrebleu's number. ``none`` splits on whitespace only,
+        for pre-tokenized MT output as Moses's mert scores it; the workflow and the Moses regression
+        tests pass it explicitly (``bleu.tokenize`` in the config).
     lowercase
         Lowercase hypotheses and references before tokenizing (sacrebleu's ``-lc``).
     ref_length
@@ -74,7 +75,7 @@ class BleuSettings:
         or ``average``.
     """
 
-    tokenize: str = "none"
+    tokenize: str = "13a"
     lowercase: bool = False
     ref_length: str = "closest"
 

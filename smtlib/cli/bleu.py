@@ -3,9 +3,10 @@
 Corpus mode prints a JSON object with ``score`` (0-100) and a ``signature``; ``--score-only``
 prints the number alone. ``--sentence --variant NAME`` prints one score per hypothesis line, and a
 signature line on stderr. Hypotheses come from ``--hyps FILE`` or standard input. Defaults are the
-project's, the same in every command (``smtlib.bleu.stats.BleuSettings``: ``--tokenize none``,
-case-sensitive, closest reference length; ``exp`` smoothing), so corpus BLEU equals sacrebleu's
-with the same options (``sacrebleu -tok none`` for the defaults).
+project's, the same in every command (``smtlib.bleu.stats.BleuSettings``: sacrebleu's own defaults,
+``--tokenize 13a``, case-sensitive, closest reference length, ``exp`` smoothing), so corpus BLEU
+equals sacrebleu's with the same options, and with none. Pre-tokenized MT output is usually scored
+with ``--tokenize none`` (as the workflow does).
 
 Examples::
 
