@@ -118,7 +118,7 @@ def test_separable_pool_reaches_oracle(tmp_path):
 
 def test_single_sentence(tmp_path):
     pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0))]], REFS[:1]))
-    result = Mert(seed=0, restarts=3)(pool, np.array([0.0, 1.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([0.0, 1.0]))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
@@ -127,7 +127,7 @@ def test_additive_metric_decomposes():
     rng = np.random.default_rng(4)
     sep = separable_additive(rng)
     pool, gains = sep
-    result = Mert(seed=0, restarts=5).fit_metric(pool, np.array([1.0, -1.0]), additive_metric(gains))
+    result = Mert(seed=0, random_restarts=5).fit_metric(pool, np.array([1.0, -1.0]), additive_metric(gains))
     chosen = argmax_per_sentence(pool.dense @ result.weights[:2], pool.offsets)
     oracle = argmax_per_sentence(gains, pool.offsets)
     assert gains[chosen].sum() == pytest.approx(gains[oracle].sum())
@@ -153,7 +153,7 @@ def separable_additive(rng):
 def test_ties_identical_features(tmp_path):
     """All hypotheses score the same: nothing to move, no NaN, the first row wins as in rerank."""
     pool = load(*write_case(tmp_path, [[(BAD[0], (1.0, 1.0)), (GOOD[0], (1.0, 1.0))]], REFS[:1]))
-    result = Mert(seed=0, restarts=4)(pool, np.array([0.5, -0.5]))
+    result = Mert(seed=0, random_restarts=4)(pool, np.array([0.5, -0.5]))
     assert np.all(np.isfinite(result.weights))
     np.testing.assert_allclose(result.weights, [0.5, -0.5])
 
@@ -161,7 +161,7 @@ def test_ties_identical_features(tmp_path):
 def test_empty_hypothesis_and_single_hypothesis_sentence(tmp_path):
     sentences = [[("", (1.0, 0.0)), (GOOD[0], (0.0, 1.0))], [(PARTIAL[1], (0.5, 0.5))], [(GOOD[2], (0.0, 1.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS))
-    result = Mert(seed=0, restarts=3)(pool, np.array([1.0, 0.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([1.0, 0.0]))
     assert np.all(np.isfinite(result.weights))
     assert pool.best_indices(result.weights)[0] == 1  # away from the empty hypothesis
 
@@ -171,25 +171,25 @@ def test_empty_sentence_range(tmp_path):
     sentences = [[(BAD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0))], [], [(GOOD[2], (1.0, 0.0)), (BAD[2], (0.0, 1.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS))
     assert pool.sizes()[1] == 0
-    result = Mert(seed=0, restarts=2)(pool, np.array([0.0, 1.0]))
+    result = Mert(seed=0, random_restarts=2)(pool, np.array([0.0, 1.0]))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
 def test_all_zero_features_warns_not_crashes(tmp_path):
     pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 0.0)), (GOOD[0], (0.0, 0.0))]], REFS[:1]))
     with pytest.warns(UserWarning, match="all-zero"):
-        result = Mert(seed=0, restarts=2)(pool, np.zeros(2))
+        result = Mert(seed=0, random_restarts=2)(pool, np.zeros(2))
     assert np.all(result.weights == 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = Mert(seed=0, restarts=2)(pool, np.array([2.0, -2.0]))
+        result = Mert(seed=0, random_restarts=2)(pool, np.array([2.0, -2.0]))
     np.testing.assert_allclose(result.weights, [0.5, -0.5])  # unchanged direction, normalised
 
 
 def test_equal_bleu_everywhere(tmp_path):
     sentences = [[(GOOD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0)), (GOOD[0], (2.0, 2.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS[:1]))
-    result = Mert(seed=0, restarts=3)(pool, np.array([1.0, 3.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([1.0, 3.0]))
     np.testing.assert_allclose(result.weights, [0.25, 0.75])
     assert result.info["objective"] == pytest.approx(1.0)
 
@@ -197,7 +197,7 @@ def test_equal_bleu_everywhere(tmp_path):
 def test_zero_init_climbs(tmp_path):
     """All-zero initial weights tie every hypothesis; the line searches still leave the tie."""
     pool = separable(tmp_path)
-    result = Mert(seed=0, restarts=1)(pool, np.zeros(2))
+    result = Mert(seed=0, random_restarts=1)(pool, np.zeros(2))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
@@ -228,7 +228,7 @@ def test_sparse_pool_rejected(tmp_path):
         Mert()(pool, np.zeros(len(pool.feature_names)))
 
 
-@pytest.mark.parametrize("bad", [{"restarts": 0}, {"sweep": "powell"}, {"normalize": "l2"}, {"restart_low": 2.0}])
+@pytest.mark.parametrize("bad", [{"random_restarts": -1}, {"sweep": "powell"}, {"normalize": "l2"}, {"restart_low": 2.0}])
 def test_bad_parameters(tmp_path, bad):
     pool = separable(tmp_path)
     with pytest.raises(InputError):
@@ -246,12 +246,12 @@ def test_cli(tmp_path, cli):
     init = tmp_path / "init.w"
     init.write_text("F_0 -1\nF_1 0.5\nother 3\n", encoding="utf-8")
     out = tmp_path / "out.w"
-    proc = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--seed", "3", "--set", "restarts=4")
+    proc = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--seed", "3", "--set", "random_restarts=4")
     assert proc.returncode == 0, proc.stderr
     weights = read_weights(out)
     assert weights["F_0"] > 0 and weights["other"] == 3.0
     again = tmp_path / "again.w"
-    cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", again, "--seed", "3", "--set", "restarts=4")
+    cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", again, "--seed", "3", "--set", "random_restarts=4")
     assert out.read_bytes() == again.read_bytes()
-    bad = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "restarts=zero")
+    bad = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "random_restarts=zero")
     assert bad.returncode == 2 and not (tmp_path / "x.w").exists()
