@@ -8,16 +8,7 @@ import pytest
 from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
 from smtlib.tuners._losses import sentence_bleu
 from smtlib.tuners.cmira import CorpusMira, _incremental_choice
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
 def reference_cmira(pool, init, C, epochs, scale=100.0):
@@ -92,32 +83,8 @@ def test_incremental_option_runs():
     assert np.all(np.isfinite(result.weights))
 
 
-def test_separable():
-    check_separable("cmira", C=0.1)
-    check_separable("cmira", sparse=True, C=0.1)
-
-
-def test_edge_cases():
-    check_edge_cases("cmira", epochs=50)
-    check_edge_cases("cmira", epochs=10, hope_bleu="incremental")
-    check_all_zero_features_warns("cmira", epochs=10)
-
-
-def test_deterministic():
-    check_deterministic("cmira", epochs=50)
-
-
-def test_cli(cli, tmp_path):
-    check_cli("cmira", cli, tmp_path, ("--set", "epochs=20"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("cmira", shared_data, cli, tmp_path)
-
-
 def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.test_tuner_mr import write_small_files
+    from tests.tuner_fixtures import write_small_files
 
     kbest, ref, init = write_small_files(tmp_path)
     result = cli("tune", "cmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "hope_bleu=bogus")

@@ -7,16 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.perceptron import AveragedPerceptron
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
 def reference_perceptron(pool, init, passes, rate, seed, stop_when_separated=False):
@@ -71,25 +62,3 @@ def test_runs_every_pass_and_stops_early_only_when_asked():
     np.testing.assert_allclose(early.weights, avg_early, rtol=1e-10, atol=1e-12)
     assert not np.allclose(full.weights, early.weights)
 
-
-def test_separable():
-    check_separable("perceptron")
-    check_separable("perceptron", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("perceptron")
-    check_all_zero_features_warns("perceptron")
-
-
-def test_deterministic():
-    check_deterministic("perceptron")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("perceptron", cli, tmp_path, ("--set", "passes=3"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("perceptron", shared_data, cli, tmp_path)

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.stats import BleuSettings
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
