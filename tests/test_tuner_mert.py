@@ -9,50 +9,15 @@ import pytest
 import scipy.sparse as sp
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
-from smtlib.bleu.references import read_references
-from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
-from smtlib.kbest.pool import argmax_per_sentence, read_pool
+from smtlib.kbest.pool import argmax_per_sentence
 from smtlib.tuners.mert import Mert
 from smtlib.tuners.mert_envelope import envelopes, interval_scores, line_search
 from smtlib.tuners.mert_metric import ADDITIVE, BLEU, additive_metric, bleu_metric, bleu_none_from_sums
 from smtlib.weights import read_weights
-
-REFS = ["the cat sat on the mat today", "a dog ran in the big park", "we like green tea very much"]
-GOOD = REFS
-PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much"]
-BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
-
-
-def write_case(tmp_path, sentences, refs):
-    """k-best file (features ``F= ...``) and reference file; ``sentences`` = [[(text, feats), ...], ...]."""
-    lines = []
-    for i, hyps in enumerate(sentences):
-        for text, feats in hyps:
-            lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)} ||| 0")
-    kbest = tmp_path / "kbest.txt"
-    kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ref = tmp_path / "ref.txt"
-    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
-    return kbest, ref
-
-
-def load(kbest, ref):
-    refs = read_references([ref])
-    pool = read_pool([kbest], n_sentences=len(refs[0]))
-    pool.compute_stats(refs, BleuSettings())
-    return pool
-
-
-def separable(tmp_path):
-    """Per sentence: the reference copy, a partial and a scrambled hypothesis; F_0 ranks them right."""
-    sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0 + 0.1 * i, 0.0))] for i in range(3)]
-    return load(*write_case(tmp_path, sentences, REFS))
-
-
-def bleu(pool, weights):
-    best = pool.best_indices(weights)
-    return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
+from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load, write_case
+from tests.tuner_fixtures import three_sentence_pool as separable
+from tests.tuner_fixtures import unsmoothed_bleu as bleu
 
 
 # -- the envelope --------------------------------------------------------------------------------

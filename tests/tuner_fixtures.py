@@ -70,9 +70,9 @@ def three_sentences(good_step: float = 0.1):
     return [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0 + good_step * i, 0.0))] for i in range(3)]
 
 
-def three_sentence_pool(tmp_path, sparse=False) -> KBestPool:
+def three_sentence_pool(tmp_path, sparse=False, good_step: float = 0.1) -> KBestPool:
     """:func:`three_sentences` read back as a pool; a separable one (F_0 alone ranks it right)."""
-    return load(*write_case(tmp_path, three_sentences(), REFS, sparse=sparse))
+    return load(*write_case(tmp_path, three_sentences(good_step), REFS, sparse=sparse))
 
 
 def unsmoothed_bleu(pool: KBestPool, weights: np.ndarray) -> float:
