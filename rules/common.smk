@@ -231,8 +231,12 @@ def needs_sparse(wildcards):
 
 
 def tune_settings(wildcards):
-    """`--set` options: the method's configured hyper-parameters, then the run's own {setting}."""
+    """`--set` options: the method's configured hyper-parameters, those of the method for this
+    pair (pair_method_settings), then the run's own {setting}."""
     settings = dict(config["method_settings"].get(wildcards.method, {}))
+    settings.update(
+        config["pair_method_settings"].get(wildcards.pair, {}).get(wildcards.method, {})
+    )
     if wildcards.setting != DEFAULT:
         key, value = wildcards.setting.split("=", 1)
         settings[key] = value
@@ -399,6 +403,7 @@ def table_settings():
         "feature_sets",
         "not_applicable",
         "method_settings",
+        "pair_method_settings",
         "subsample",
         "tuning",
         "decoder",

@@ -1,14 +1,20 @@
 """Group-A tuners against Moses's own regression data (skipped without ../shared/data).
 
-* ``moses-regtest-mert/mert.basic``: Moses ``mert -d 14 -n 20`` on the FEATSTAT/SCORESTAT of 10
-  sentences x 100-best reaches corpus BLEU 0.304339 from ``INIT``; our ``mert`` must reach it too.
-  The same pool is rebuilt from the n-best list it came from to check features and statistics.
+* ``moses-regtest-mert/mert.basic``: Moses ``mert -d 14 -n 20`` (coordinate directions, 20 random
+  restarts besides the starting point) on the FEATSTAT/SCORESTAT of 10 sentences x 100-best reaches
+  corpus BLEU 0.304339 from ``INIT``; our ``mert`` with its defaults (the same settings) must reach
+  it too. Its optimum lies where the word-penalty weight dominates (-1001 against weights below 1):
+  Moses gets there by stepping 1000 past the first breakpoint into an unbounded best interval;
+  stepping only as far as the neighbouring interval is wide stops at 0.304121, which the second
+  test shows. The same pool is rebuilt from the n-best list it came from to check features and
+  statistics.
 * ``moses-mert-nbest/regression/mert-moses-new-aggregate``: ``truth/results.dat.gz`` records, per
   iteration i of ``mert-moses.pl``, the weights ``weights_i`` and ``best_i``, the unsmoothed corpus
   BLEU (case-sensitive, closest reference length, 3 references) that ``mert`` reached on the pool
-  aggregated over the n-best lists of iterations 1..i. We run our tuning loop over the same lists
-  (pool_i = runs 1..i merged, init = our previous weights) and compare, like with like, against
-  Moses's weights_i scored on the same pool_i (equal to best_i wherever Moses's pool equals ours).
+  aggregated over the n-best lists of iterations 1..i. Each iteration is re-run as Moses ran it: the
+  same pool_i and the same starting point (Moses's weights_{i-1}; the moses.ini weights for i = 1),
+  compared with Moses's weights_i scored on our pool_i (equal to best_i wherever Moses's pool equals
+  ours).
 * ``moses-regtest-mert/mert.pro`` and ``mert.pro-bp-smooth``: Moses ``pro``'s sampled pairs. Every
   Moses pair is located in the pool (which sentence and hypotheses it is); per-sentence counts must
   equal ours; the BLEU differentials must agree in distribution (a two-sample Kolmogorov-Smirnov
@@ -100,15 +106,35 @@ def basic(shared_data):
 
 
 def test_mert_basic_reaches_moses(basic):
+    """Moses's settings are our defaults; every seed reaches Moses's recorded optimum."""
     root, pool = basic
     init = first_line_vector(root / "data" / "INIT.gz")  # line 1 of INIT: the starting point
     moses_weights = first_line_vector(root / "weights.txt.gz")
     assert plain_bleu(pool, moses_weights) == pytest.approx(MOSES_BASIC_BLEU, abs=HALF_ULP)  # layouts agree
-    for seed in (0, 1):
+    for seed in range(5):
         result = Mert(seed=seed)(pool, init)
-        assert plain_bleu(pool, result.weights) >= MOSES_BASIC_BLEU - HALF_ULP
+        assert plain_bleu(pool, result.weights) >= MOSES_BASIC_BLEU - HALF_ULP, seed
         assert result.info["objective"] == pytest.approx(plain_bleu(pool, result.weights))
         assert np.abs(result.weights).sum() == pytest.approx(1.0)
+        assert len(result.info["restarts"]) == 21  # the starting point and 20 random restarts
+
+
+def test_mert_basic_needs_the_far_unbounded_step(basic):
+    """The cause of the former 0.304121: a short step into an unbounded best interval.
+
+    Moses's optimum has a word-penalty weight 1,000 times the others. With the sequential sweep
+    (every improving step taken at once), stepping only half the neighbouring interval's width
+    beyond the last breakpoint (``unbounded_step=neighbour``, our former rule) never gets there;
+    Moses's far step (``x_1 - 1000``) does from every seed. (Moses's one-step-per-round sweep,
+    ``sweep=best``, reaches it with either rule from most seeds.)
+    """
+    root, pool = basic
+    init = first_line_vector(root / "data" / "INIT.gz")
+    for seed in range(5):
+        near = Mert(seed=seed, sweep="sequential", unbounded_step="neighbour")(pool, init)
+        far = Mert(seed=seed, sweep="sequential", unbounded_step="moses")(pool, init)
+        assert plain_bleu(pool, near.weights) < MOSES_BASIC_BLEU - HALF_ULP
+        assert plain_bleu(pool, far.weights) >= MOSES_BASIC_BLEU - HALF_ULP
 
 
 def test_mert_basic_pool_from_nbest(basic, shared_data):
@@ -132,13 +158,21 @@ def read_truth(path):
 
 
 @pytest.mark.slow
-def test_mert_loop_on_aggregate_regression(shared_data):
+def test_mert_on_aggregate_regression_from_moses_starting_points(shared_data):
+    """Every iteration of Moses's tuning run, re-run from Moses's starting point on the same pool.
+
+    MERT's random restarts make each iteration's optimum a draw, for Moses as for us, on pools of
+    5 sentences with many local optima. What is checked: with Moses's settings (our defaults) and
+    Moses's starting points, our optimum is at least Moses's on average over the 14 iterations and
+    in at least half of them. Not checked: any single iteration (either search can land in a
+    better local optimum; measured per iteration in the issue-12 note).
+    """
     root = shared_data / "moses-mert-nbest" / "regression" / "mert-moses-new-aggregate"
     moses_weights, moses_best = read_truth(root / "truth" / "results.dat.gz")
     refs = read_references([root / f"reference.{k}.gz" for k in range(3)])
     # moses.ini's initial weights in n-best order d(7) lm w tm(5)
-    weights = np.array([0.4] + [0.15] * 6 + [0.5, -1.0] + [0.2] * 5)
-    ours, theirs = [], []
+    start = np.array([0.4] + [0.15] * 6 + [0.5, -1.0] + [0.2] * 5)
+    differences = []
     for i in sorted(moses_best):
         pool = read_pool([root / "data" / f"run{k}.NBEST.out.gz" for k in range(1, i + 1)], n_sentences=len(refs[0]))
         pool.compute_stats(refs, BleuSettings(tokenize="none", ref_length="closest"))
@@ -146,18 +180,11 @@ def test_mert_loop_on_aggregate_regression(shared_data):
         moses_here = plain_bleu(pool, moses_weights[i])
         if i <= 6:  # our pools equal Moses's here: its weights reproduce its recorded BLEU exactly
             assert moses_here == pytest.approx(moses_best[i], abs=HALF_ULP)
-        if i == 1:  # same pool, same starting point as Moses
-            assert Mert(seed=0)(pool, weights).info["objective"] >= moses_best[1] - HALF_ULP
-        result = Mert(seed=0)(pool, weights)
-        weights = result.weights
-        ours.append(result.info["objective"])
-        theirs.append(moses_here)
-    ours, theirs = np.array(ours), np.array(theirs)
-    # Measured: ours >= Moses at 12 of 14 iterations, 0.4 and 0.7 BLEU below at iterations 3 and 6
-    # (another local optimum of a 5-sentence pool); never more than 1 BLEU point below.
-    assert np.sum(ours >= theirs - HALF_ULP) >= 12
-    assert np.all(ours >= theirs - 0.01)
-    assert ours[-1] >= theirs[-1] - HALF_ULP
+        init = start if i == 1 else moses_weights[i - 1]
+        differences.append(Mert(seed=i)(pool, init).info["objective"] - moses_here)
+    differences = np.array(differences)
+    assert differences.mean() >= 0.0, differences
+    assert np.sum(differences >= -HALF_ULP) >= len(differences) / 2, differences
 
 
 # -- PRO samples ----------------------------------------------------------------------------------

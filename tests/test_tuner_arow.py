@@ -7,16 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.arow import Arow
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
 def reference_arow(pool, init, passes, r, seed, hope_fear=True, scale=100.0):
@@ -63,32 +54,8 @@ def test_matches_dense_reference(sparse, pairs):
     np.testing.assert_allclose(averaged.weights, avg, rtol=1e-10, atol=1e-12)
 
 
-def test_separable():
-    check_separable("arow")
-    check_separable("arow", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("arow")
-    check_edge_cases("arow", pairs="oracle-1best", average=True)
-    check_all_zero_features_warns("arow")
-
-
-def test_deterministic():
-    check_deterministic("arow")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("arow", cli, tmp_path, ("--set", "r=0.1"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("arow", shared_data, cli, tmp_path)
-
-
 def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.test_tuner_mr import write_small_files
+    from tests.tuner_fixtures import write_small_files
 
     kbest, ref, init = write_small_files(tmp_path)
     result = cli("tune", "arow", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "pairs=all")

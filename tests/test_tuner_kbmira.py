@@ -7,19 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
-from smtlib.bleu.references import read_references
-from smtlib.bleu.stats import BleuSettings
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.kbest.format import FeatureGroup
-from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool
+from smtlib.kbest.pool import KBestPool, argmax_per_sentence
 from smtlib.tuners.kbmira import KbMira, background_bleu
 from smtlib.weights import read_weights
-
-REFS = ["the cat sat on the mat today", "a dog ran in the big park", "we like green tea very much"]
-GOOD = REFS
-PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much"]
-BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
+from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load
+from tests.tuner_fixtures import unsmoothed_bleu as bleu
 
 
 def write_case(tmp_path, sentences, refs, sparse=False):
@@ -35,21 +30,9 @@ def write_case(tmp_path, sentences, refs, sparse=False):
     return kbest, ref
 
 
-def load(kbest, ref):
-    refs = read_references([ref])
-    pool = read_pool([kbest], n_sentences=len(refs[0]))
-    pool.compute_stats(refs, BleuSettings())
-    return pool
-
-
 def separable(tmp_path, sparse=False):
     sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)]
     return load(*write_case(tmp_path, sentences, REFS, sparse=sparse))
-
-
-def bleu(pool, weights):
-    best = pool.best_indices(weights)
-    return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
 
 
 def reference_kbmira(pool, init, seed, epochs=30, c=0.01, decay=0.999, scale="ref-length", initial=1.0):

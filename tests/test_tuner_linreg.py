@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from smtlib.tuners._losses import pool_from_arrays, sentence_bleu, stats_for_quality
+from smtlib.tuners._losses import sentence_bleu
 from smtlib.tuners.linreg import LinearRegression
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, pool_from_arrays, separable_pool, stats_for_quality
 
 
 def pairwise_reference(pool, lam):
@@ -62,26 +53,3 @@ def test_recovers_an_exact_linear_relation():
     result = LinearRegression(seed=0, l2=0.0)(sparse_pool, np.zeros(2))
     np.testing.assert_allclose(result.weights, [0.5, 0.0], atol=1e-6)
 
-
-def test_separable():
-    check_separable("linreg")
-    check_separable("linreg", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("linreg")
-    check_edge_cases("linreg", center=False)
-    check_all_zero_features_warns("linreg")
-
-
-def test_deterministic():
-    check_deterministic("linreg")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("linreg", cli, tmp_path, ("--set", "l2=0.1"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("linreg", shared_data, cli, tmp_path)

@@ -9,50 +9,15 @@ import pytest
 import scipy.sparse as sp
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
-from smtlib.bleu.references import read_references
-from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
-from smtlib.kbest.pool import argmax_per_sentence, read_pool
+from smtlib.kbest.pool import argmax_per_sentence
 from smtlib.tuners.mert import Mert
 from smtlib.tuners.mert_envelope import envelopes, interval_scores, line_search
 from smtlib.tuners.mert_metric import ADDITIVE, BLEU, additive_metric, bleu_metric, bleu_none_from_sums
 from smtlib.weights import read_weights
-
-REFS = ["the cat sat on the mat today", "a dog ran in the big park", "we like green tea very much"]
-GOOD = REFS
-PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much"]
-BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
-
-
-def write_case(tmp_path, sentences, refs):
-    """k-best file (features ``F= ...``) and reference file; ``sentences`` = [[(text, feats), ...], ...]."""
-    lines = []
-    for i, hyps in enumerate(sentences):
-        for text, feats in hyps:
-            lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)} ||| 0")
-    kbest = tmp_path / "kbest.txt"
-    kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ref = tmp_path / "ref.txt"
-    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
-    return kbest, ref
-
-
-def load(kbest, ref):
-    refs = read_references([ref])
-    pool = read_pool([kbest], n_sentences=len(refs[0]))
-    pool.compute_stats(refs, BleuSettings())
-    return pool
-
-
-def separable(tmp_path):
-    """Per sentence: the reference copy, a partial and a scrambled hypothesis; F_0 ranks them right."""
-    sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0 + 0.1 * i, 0.0))] for i in range(3)]
-    return load(*write_case(tmp_path, sentences, REFS))
-
-
-def bleu(pool, weights):
-    best = pool.best_indices(weights)
-    return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
+from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load, write_case
+from tests.tuner_fixtures import three_sentence_pool as separable
+from tests.tuner_fixtures import unsmoothed_bleu as bleu
 
 
 # -- the envelope --------------------------------------------------------------------------------
@@ -118,7 +83,7 @@ def test_separable_pool_reaches_oracle(tmp_path):
 
 def test_single_sentence(tmp_path):
     pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0))]], REFS[:1]))
-    result = Mert(seed=0, restarts=3)(pool, np.array([0.0, 1.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([0.0, 1.0]))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
@@ -127,7 +92,7 @@ def test_additive_metric_decomposes():
     rng = np.random.default_rng(4)
     sep = separable_additive(rng)
     pool, gains = sep
-    result = Mert(seed=0, restarts=5).fit_metric(pool, np.array([1.0, -1.0]), additive_metric(gains))
+    result = Mert(seed=0, random_restarts=5).fit_metric(pool, np.array([1.0, -1.0]), additive_metric(gains))
     chosen = argmax_per_sentence(pool.dense @ result.weights[:2], pool.offsets)
     oracle = argmax_per_sentence(gains, pool.offsets)
     assert gains[chosen].sum() == pytest.approx(gains[oracle].sum())
@@ -153,7 +118,7 @@ def separable_additive(rng):
 def test_ties_identical_features(tmp_path):
     """All hypotheses score the same: nothing to move, no NaN, the first row wins as in rerank."""
     pool = load(*write_case(tmp_path, [[(BAD[0], (1.0, 1.0)), (GOOD[0], (1.0, 1.0))]], REFS[:1]))
-    result = Mert(seed=0, restarts=4)(pool, np.array([0.5, -0.5]))
+    result = Mert(seed=0, random_restarts=4)(pool, np.array([0.5, -0.5]))
     assert np.all(np.isfinite(result.weights))
     np.testing.assert_allclose(result.weights, [0.5, -0.5])
 
@@ -161,7 +126,7 @@ def test_ties_identical_features(tmp_path):
 def test_empty_hypothesis_and_single_hypothesis_sentence(tmp_path):
     sentences = [[("", (1.0, 0.0)), (GOOD[0], (0.0, 1.0))], [(PARTIAL[1], (0.5, 0.5))], [(GOOD[2], (0.0, 1.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS))
-    result = Mert(seed=0, restarts=3)(pool, np.array([1.0, 0.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([1.0, 0.0]))
     assert np.all(np.isfinite(result.weights))
     assert pool.best_indices(result.weights)[0] == 1  # away from the empty hypothesis
 
@@ -171,25 +136,25 @@ def test_empty_sentence_range(tmp_path):
     sentences = [[(BAD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0))], [], [(GOOD[2], (1.0, 0.0)), (BAD[2], (0.0, 1.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS))
     assert pool.sizes()[1] == 0
-    result = Mert(seed=0, restarts=2)(pool, np.array([0.0, 1.0]))
+    result = Mert(seed=0, random_restarts=2)(pool, np.array([0.0, 1.0]))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
 def test_all_zero_features_warns_not_crashes(tmp_path):
     pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 0.0)), (GOOD[0], (0.0, 0.0))]], REFS[:1]))
     with pytest.warns(UserWarning, match="all-zero"):
-        result = Mert(seed=0, restarts=2)(pool, np.zeros(2))
+        result = Mert(seed=0, random_restarts=2)(pool, np.zeros(2))
     assert np.all(result.weights == 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = Mert(seed=0, restarts=2)(pool, np.array([2.0, -2.0]))
+        result = Mert(seed=0, random_restarts=2)(pool, np.array([2.0, -2.0]))
     np.testing.assert_allclose(result.weights, [0.5, -0.5])  # unchanged direction, normalised
 
 
 def test_equal_bleu_everywhere(tmp_path):
     sentences = [[(GOOD[0], (0.0, 1.0)), (GOOD[0], (1.0, 0.0)), (GOOD[0], (2.0, 2.0))]]
     pool = load(*write_case(tmp_path, sentences, REFS[:1]))
-    result = Mert(seed=0, restarts=3)(pool, np.array([1.0, 3.0]))
+    result = Mert(seed=0, random_restarts=3)(pool, np.array([1.0, 3.0]))
     np.testing.assert_allclose(result.weights, [0.25, 0.75])
     assert result.info["objective"] == pytest.approx(1.0)
 
@@ -197,7 +162,7 @@ def test_equal_bleu_everywhere(tmp_path):
 def test_zero_init_climbs(tmp_path):
     """All-zero initial weights tie every hypothesis; the line searches still leave the tie."""
     pool = separable(tmp_path)
-    result = Mert(seed=0, restarts=1)(pool, np.zeros(2))
+    result = Mert(seed=0, random_restarts=1)(pool, np.zeros(2))
     assert bleu(pool, result.weights) == pytest.approx(1.0)
 
 
@@ -228,7 +193,7 @@ def test_sparse_pool_rejected(tmp_path):
         Mert()(pool, np.zeros(len(pool.feature_names)))
 
 
-@pytest.mark.parametrize("bad", [{"restarts": 0}, {"sweep": "powell"}, {"normalize": "l2"}, {"restart_low": 2.0}])
+@pytest.mark.parametrize("bad", [{"random_restarts": -1}, {"sweep": "powell"}, {"normalize": "l2"}, {"restart_low": 2.0}])
 def test_bad_parameters(tmp_path, bad):
     pool = separable(tmp_path)
     with pytest.raises(InputError):
@@ -246,12 +211,12 @@ def test_cli(tmp_path, cli):
     init = tmp_path / "init.w"
     init.write_text("F_0 -1\nF_1 0.5\nother_feature 3\n", encoding="utf-8")  # a sparse name the pool lacks
     out = tmp_path / "out.w"
-    proc = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--seed", "3", "--set", "restarts=4")
+    proc = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--seed", "3", "--set", "random_restarts=4")
     assert proc.returncode == 0, proc.stderr
     weights = read_weights(out)
     assert weights["F_0"] > 0 and weights["other_feature"] == 3.0
     again = tmp_path / "again.w"
-    cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", again, "--seed", "3", "--set", "restarts=4")
+    cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", again, "--seed", "3", "--set", "random_restarts=4")
     assert out.read_bytes() == again.read_bytes()
-    bad = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "restarts=zero")
+    bad = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "random_restarts=zero")
     assert bad.returncode == 2 and not (tmp_path / "x.w").exists()

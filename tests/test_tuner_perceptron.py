@@ -7,20 +7,12 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.perceptron import AveragedPerceptron
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
-def reference_perceptron(pool, init, passes, rate, seed):
-    """Explicit averaging over the weights before the first and after every visit (slow)."""
+def reference_perceptron(pool, init, passes, rate, seed, stop_when_separated=False):
+    """Collins's (2002) averaged perceptron transcribed: explicit averaging over the weights before
+    the first and after every visit (slow), all ``passes`` unless ``stop_when_separated``."""
     x = pool.features().toarray()
     in_oracle = oracle_mask(sentence_bleu(pool), pool.offsets)
     rng = np.random.default_rng(seed)
@@ -39,7 +31,7 @@ def reference_perceptron(pool, init, passes, rate, seed):
                 errors += 1
                 w = w + rate * (x[orc] - x[best])
             seen.append(w.copy())
-        if errors == 0:
+        if errors == 0 and stop_when_separated:
             break
     return np.mean(seen, axis=0), w
 
@@ -54,31 +46,19 @@ def test_lazy_average_equals_explicit_average(sparse):
     np.testing.assert_allclose(AveragedPerceptron(seed=2, passes=4, rate=0.5, average=False)(pool, init).weights, last, rtol=1e-10, atol=1e-12)
 
 
-def test_stops_when_separated():
+def test_runs_every_pass_and_stops_early_only_when_asked():
+    """All passes by default: after the first mistake-free pass the average still moves toward the
+    separating w (the reference shows it); ``stop_when_separated`` returns the earlier average."""
     pool = separable_pool(seed=52)
-    result = AveragedPerceptron(seed=0)(pool, init_for(pool))
-    assert result.info["mistakes_per_pass"][-1] == 0
-    assert len(result.info["mistakes_per_pass"]) < 10
+    init = init_for(pool)
+    full = AveragedPerceptron(seed=0)(pool, init)
+    assert len(full.info["mistakes_per_pass"]) == 10 and full.info["mistakes_per_pass"][-1] == 0
+    early = AveragedPerceptron(seed=0, stop_when_separated=True)(pool, init)
+    passes = len(early.info["mistakes_per_pass"])
+    assert passes < 10 and early.info["mistakes_per_pass"][-1] == 0
+    avg_full, _ = reference_perceptron(pool, init, passes=10, rate=1.0, seed=0)
+    avg_early, _ = reference_perceptron(pool, init, passes=10, rate=1.0, seed=0, stop_when_separated=True)
+    np.testing.assert_allclose(full.weights, avg_full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(early.weights, avg_early, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(full.weights, early.weights)
 
-
-def test_separable():
-    check_separable("perceptron")
-    check_separable("perceptron", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("perceptron")
-    check_all_zero_features_warns("perceptron")
-
-
-def test_deterministic():
-    check_deterministic("perceptron")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("perceptron", cli, tmp_path, ("--set", "passes=3"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("perceptron", shared_data, cli, tmp_path)

@@ -6,49 +6,17 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from smtlib.bleu.corpus import corpus_bleu_from_stats
-from smtlib.bleu.references import read_references
-from smtlib.bleu.stats import BleuSettings
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
-from smtlib.kbest.pool import read_pool
 from smtlib.tuners.pro import _CHUNK, Pro, _logistic_fit, sample_pairs
 from smtlib.weights import read_weights
-
-REFS = ["the cat sat on the mat today", "a dog ran in the big park", "we like green tea very much"]
-GOOD = REFS
-PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much"]
-BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
-
-
-def write_case(tmp_path, sentences, refs, sparse=False):
-    lines = []
-    for i, hyps in enumerate(sentences):
-        for j, (text, feats) in enumerate(hyps):
-            extra = f" WT_{j}= 1" if sparse else ""
-            lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)}{extra} ||| 0")
-    kbest = tmp_path / "kbest.txt"
-    kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ref = tmp_path / "ref.txt"
-    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
-    return kbest, ref
-
-
-def load(kbest, ref):
-    refs = read_references([ref])
-    pool = read_pool([kbest], n_sentences=len(refs[0]))
-    pool.compute_stats(refs, BleuSettings())
-    return pool
+from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load, three_sentence_pool, write_case
+from tests.tuner_fixtures import unsmoothed_bleu as bleu
 
 
 def separable(tmp_path, sparse=False):
-    sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)]
-    return load(*write_case(tmp_path, sentences, REFS, sparse=sparse))
-
-
-def bleu(pool, weights):
-    best = pool.best_indices(weights)
-    return corpus_bleu_from_stats(pool.stats[best[best >= 0]], smooth_method="none")
+    """The three-sentence pool with the reference copy's F_0 = 2 in every sentence."""
+    return three_sentence_pool(tmp_path, sparse=sparse, good_step=0.0)
 
 
 def reference_sampler(offsets, scores, seed, gamma, xi, min_diff, moses_ties=False):

@@ -7,16 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import Features, sentence_bleu
 from smtlib.tuners.rampion import RampLoss, ramp_objective
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
 def test_objective_value():
@@ -40,25 +31,3 @@ def test_cccp_never_increases_the_objective(lam):
     assert len(history) >= 2
     assert all(b <= a + 1e-6 for a, b in zip(history, history[1:], strict=False)), history
 
-
-def test_separable():
-    check_separable("rampion", l2=10.0)
-    check_separable("rampion", sparse=True, l2=10.0)
-
-
-def test_edge_cases():
-    check_edge_cases("rampion")
-    check_all_zero_features_warns("rampion")
-
-
-def test_deterministic():
-    check_deterministic("rampion")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("rampion", cli, tmp_path, ("--set", "cccp_steps=3"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("rampion", shared_data, cli, tmp_path)

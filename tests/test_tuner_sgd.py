@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.stats import BleuSettings
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
@@ -23,7 +22,7 @@ from smtlib.kbest import read_pool
 from smtlib.kbest.format import FeatureGroup
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.sgd import IterMixSGD, IterSelSGD, MixSGD, PairwiseSGD, _level_bounds
-from tests.test_tuners_common import make_pool, pool_bleu
+from tests.tuner_fixtures import pool_bleu, random_pool
 
 # -- a slow, obviously-correct reference -----------------------------------------------------------
 
@@ -150,7 +149,7 @@ def test_pairs_never_tie_in_bleu():
 
 @pytest.mark.parametrize("margin", [0.0, 0.5])
 def test_sgd_matches_reference(margin):
-    pool = make_pool(n_sentences=8, per_sentence=[12, 1, 7, 15, 0, 9, 20, 3], n_dense=4, n_sparse=10, seed=21)
+    pool = random_pool(n_sentences=8, per_sentence=[12, 1, 7, 15, 0, 9, 20, 3], n_dense=4, n_sparse=10, seed=21)
     params = {"epochs": 4, "eta": 0.01, "margin": margin, "select": "avg"}
     fast = PairwiseSGD(**params)(pool, np.zeros(14)).weights
     slow = reference_fit(pool, params, [trainable(pool)])
@@ -158,7 +157,7 @@ def test_sgd_matches_reference(margin):
 
 
 def test_sgd_start_init_matches_reference():
-    pool = make_pool(n_sentences=6, per_sentence=10, n_dense=3, seed=22)
+    pool = random_pool(n_sentences=6, per_sentence=10, n_dense=3, seed=22)
     init = np.array([0.3, -0.2, 0.1])
     fast = PairwiseSGD(start="init", epochs=3, select="last")(pool, init).weights
     feats = pool.features().toarray()
@@ -171,7 +170,7 @@ def test_sgd_start_init_matches_reference():
 
 @pytest.mark.parametrize("cls, mix_every_epoch, k", [(MixSGD, False, None), (IterMixSGD, True, None), (IterSelSGD, True, 6)])
 def test_distributed_match_reference(cls, mix_every_epoch, k):
-    pool = make_pool(n_sentences=10, per_sentence=12, n_dense=3, n_sparse=15, seed=23)
+    pool = random_pool(n_sentences=10, per_sentence=12, n_dense=3, n_sparse=15, seed=23)
     params = {"epochs": 3, "eta": 0.01, "shards": 3}
     if k is not None:
         params["k"] = k
@@ -192,7 +191,7 @@ def test_distributed_match_reference(cls, mix_every_epoch, k):
 
 def test_separable_pool_ranks_oracle_first():
     """Feature 0 is sentence BLEU itself: the perceptron must rank the BLEU-best first everywhere."""
-    pool = make_pool(n_sentences=15, per_sentence=12, n_dense=3, seed=24)
+    pool = random_pool(n_sentences=15, per_sentence=12, n_dense=3, seed=24)
     bleu = get_variant("liang-interpolated").score(pool.stats)
     pool.dense[:, 0] = 10 * bleu
     pool.dense[:, 1:] *= 0.01  # noise features with a smaller range: the pool is separable with a margin
@@ -206,14 +205,14 @@ def test_separable_pool_ranks_oracle_first():
 
 def test_eta_only_scales_from_zero():
     """From w=0 with margin 0 the test ⟨w, x̄⟩ <= 0 is scale-free: w(η) = η w(1) (why dtrain's 0.1 ~ 1e-4)."""
-    pool = make_pool(n_sentences=10, per_sentence=15, seed=25)
+    pool = random_pool(n_sentences=10, per_sentence=15, seed=25)
     small = PairwiseSGD(eta=1e-4)(pool, np.ones(5)).weights
     big = PairwiseSGD(eta=0.1)(pool, np.ones(5)).weights
     np.testing.assert_allclose(big * 1e-3, small, rtol=1e-9)
 
 
 def test_special_cases_of_the_family():
-    pool = make_pool(n_sentences=12, per_sentence=10, n_dense=3, n_sparse=8, seed=26)
+    pool = random_pool(n_sentences=12, per_sentence=10, n_dense=3, n_sparse=8, seed=26)
     init = np.zeros(11)
     sgd = PairwiseSGD(epochs=3)(pool, init).weights
     assert np.array_equal(MixSGD(epochs=3, shards=1)(pool, init).weights, sgd)
@@ -227,7 +226,7 @@ def test_special_cases_of_the_family():
 
 @pytest.mark.parametrize("cls", [MixSGD, IterMixSGD, IterSelSGD])
 def test_jobs_do_not_change_results(cls):
-    pool = make_pool(n_sentences=16, per_sentence=12, n_dense=3, n_sparse=30, seed=27)
+    pool = random_pool(n_sentences=16, per_sentence=12, n_dense=3, n_sparse=30, seed=27)
     init = np.zeros(33)
     one = cls(seed=4, shards=4, jobs=1)(pool, init).weights
     two = cls(seed=4, shards=4, jobs=2)(pool, init).weights
@@ -238,7 +237,7 @@ def test_jobs_do_not_change_results(cls):
 
 def test_sparse_equals_dense_columns():
     """The CSR path gives the weights of the same features stored as dense columns."""
-    pool = make_pool(n_sentences=10, per_sentence=12, n_dense=2, n_sparse=6, active=2, seed=28)
+    pool = random_pool(n_sentences=10, per_sentence=12, n_dense=2, n_sparse=6, active=2, seed=28)
     dense_pool = KBestPool(
         offsets=pool.offsets,
         texts=pool.texts,
@@ -255,8 +254,24 @@ def test_sparse_equals_dense_columns():
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
+def test_default_k_is_the_papers_share_of_the_features():
+    """K = 100,000 of 4.7M features in the paper (2.1 %): on 1,003 features that keeps 22, and the
+    selection changes the result against Algorithm 3; on a dense-only pool nothing is dropped."""
+    assert IterSelSGD().selected_features(3, 1003) == int(np.ceil(1003 * 100_000 / 4_700_000)) == 22
+    assert IterSelSGD().selected_features(18, 18) == 18  # Small / Medium: the dense features stay
+    assert IterSelSGD(k=7).selected_features(3, 1003) == 7
+    pool = random_pool(n_sentences=20, per_sentence=15, n_dense=3, n_sparse=1000, active=20, seed=29)
+    init = np.zeros(1003)
+    selected = IterSelSGD(seed=1)(pool, init)
+    mixed = IterMixSGD(seed=1)(pool, init)
+    assert selected.info["selected_features"] == 22
+    assert all(e["nonzero_features"] <= 22 for e in selected.info["epochs"])
+    assert np.count_nonzero(mixed.weights) > 22
+    assert not np.array_equal(selected.weights, mixed.weights)
+
+
 def test_selection_keeps_k_features():
-    pool = make_pool(n_sentences=20, per_sentence=15, n_dense=3, n_sparse=100, active=5, seed=29)
+    pool = random_pool(n_sentences=20, per_sentence=15, n_dense=3, n_sparse=100, active=5, seed=29)
     result = IterSelSGD(k=10, shards=2)(pool, np.zeros(103))
     assert 0 < np.count_nonzero(result.weights) <= 10
     assert all(e["nonzero_features"] <= 10 for e in result.info["epochs"])
@@ -268,23 +283,25 @@ def test_selection_keeps_k_features():
      {"sentence_bleu": "pseudo-doc"}, {"sentence_bleu": "nope"}, {"margin": -0.1}],
 )
 def test_bad_parameters(params):
-    pool = make_pool(n_sentences=3, per_sentence=5, seed=30)
+    pool = random_pool(n_sentences=3, per_sentence=5, seed=30)
     with pytest.raises(InputError):
         PairwiseSGD(**params)(pool, np.zeros(5))
 
 
 def test_bad_shard_parameters():
-    pool = make_pool(n_sentences=3, per_sentence=5, seed=30)
+    pool = random_pool(n_sentences=3, per_sentence=5, seed=30)
     with pytest.raises(InputError):
         MixSGD(shards=0)(pool, np.zeros(5))
     with pytest.raises(InputError):
-        IterSelSGD(k=0)(pool, np.zeros(5))
+        IterSelSGD(k=-1)(pool, np.zeros(5))
+    with pytest.raises(InputError):
+        IterSelSGD(k_fraction=0.0)(pool, np.zeros(5))
     with pytest.raises(InputError):
         PairwiseSGD(shards=2)
 
 
 def test_more_shards_than_sentences():
-    pool = make_pool(n_sentences=3, per_sentence=8, seed=31)
+    pool = random_pool(n_sentences=3, per_sentence=8, seed=31)
     result = IterMixSGD(shards=10)(pool, np.ones(5))
     assert result.info["shards"] == 3
     assert np.all(np.isfinite(result.weights))

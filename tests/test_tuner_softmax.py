@@ -7,17 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import Features, oracle_mask, sentence_bleu
 from smtlib.tuners.softmax import SoftmaxLoss, softmax_objective
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    edge_pools,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import degenerate_pools, init_for, separable_pool
 
 
 def test_gradient_matches_finite_differences():
@@ -48,7 +38,7 @@ def test_value_is_the_oracle_set_log_likelihood():
 
 
 def test_all_oracle_sentences_contribute_nothing():
-    pool = edge_pools()["same_bleu"]
+    pool = degenerate_pools()["same_bleu"]
     feats = Features(pool)
     in_oracle = oracle_mask(sentence_bleu(pool), pool.offsets)
     value, grad = softmax_objective(np.ones(3), feats, pool.offsets, in_oracle, 0.0)
@@ -62,25 +52,3 @@ def test_objective_decreases():
     result = SoftmaxLoss(seed=0)(pool, init_for(pool))
     assert result.info["objective"] < result.info["objective_init"]
 
-
-def test_separable():
-    check_separable("softmax")
-    check_separable("softmax", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("softmax")
-    check_all_zero_features_warns("softmax")
-
-
-def test_deterministic():
-    check_deterministic("softmax")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("softmax", cli, tmp_path, ("--set", "l2=0.5"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("softmax", shared_data, cli, tmp_path)

@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from smtlib.tuners._losses import Features, pool_from_arrays, segment_max, sentence_bleu, stats_for_quality
+from smtlib.tuners._losses import Features, segment_max, sentence_bleu
 from smtlib.tuners.svm import LatentSVM, StructuredHingeSolver, oracle_by_model_score
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, pool_from_arrays, separable_pool, stats_for_quality
 
 
 def reference_primal(pool, oracle, cost, lam):
@@ -75,31 +66,8 @@ def test_latent_objective_does_not_increase_and_constraints_are_met():
     assert result.info["constraints"] > 0
 
 
-def test_separable():
-    check_separable("svm")
-    check_separable("svm", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("svm")
-    check_all_zero_features_warns("svm")
-
-
-def test_deterministic():
-    check_deterministic("svm")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("svm", cli, tmp_path, ("--set", "l2=10"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("svm", shared_data, cli, tmp_path)
-
-
 def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.test_tuner_mr import write_small_files
+    from tests.tuner_fixtures import write_small_files
 
     kbest, ref, init = write_small_files(tmp_path)
     result = cli("tune", "svm", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "l2=0")

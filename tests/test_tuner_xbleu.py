@@ -8,16 +8,7 @@ import pytest
 from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.tuners._losses import Features, pool_bleu
 from smtlib.tuners.xbleu import ExpectedBleu, log_xbleu
-from tests.test_tuner_mr import (
-    check_all_zero_features_warns,
-    check_cli,
-    check_deterministic,
-    check_edge_cases,
-    check_real_data,
-    check_separable,
-    init_for,
-    separable_pool,
-)
+from tests.tuner_fixtures import init_for, separable_pool
 
 
 @pytest.mark.parametrize("scale", [1.0, 3.0])
@@ -64,26 +55,3 @@ def test_improves_expected_bleu():
     assert result.info["xbleu"] > result.info["xbleu_init"]
     assert pool_bleu(pool, result.weights) > pool_bleu(pool, init)
 
-
-def test_separable():
-    check_separable("xbleu")
-    check_separable("xbleu", sparse=True)
-
-
-def test_edge_cases():
-    check_edge_cases("xbleu")
-    check_edge_cases("xbleu", bp_smoothness=0.0)
-    check_all_zero_features_warns("xbleu")
-
-
-def test_deterministic():
-    check_deterministic("xbleu")
-
-
-def test_cli(cli, tmp_path):
-    check_cli("xbleu", cli, tmp_path, ("--set", "scale=2"))
-
-
-@pytest.mark.data
-def test_real_pool(shared_data, cli, tmp_path):
-    check_real_data("xbleu", shared_data, cli, tmp_path)

@@ -223,6 +223,21 @@ def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
     assert re.search(r"smtlib tune kbmira .*--seed 1001 --set C=0\.1 --tokenize none --lowercase", out)
 
 
+def test_dry_run_applies_the_pairs_method_settings(tmp_path, data_dir):
+    """Table 6's PRO (Cherry & Foster §4): 100 iterations and 50 sampled pairs on ja-en only."""
+    cfg = write_config(tmp_path / "pairs.yaml", {"pair_method_settings": {"ja-en": {"pro": {"max_iter": 100, "gamma": 50}}}})
+    targets = ["results/tune/ja-en/small/pro/default/s0/it1/weights", "results/tune/fr-en/small/pro/default/s0/it1/weights"]
+    r = snakemake(tmp_path, "-n", "-p", *targets, configfile=cfg, data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    commands = [line for line in out.splitlines() if "smtlib tune pro" in line]
+    assert len(commands) == 2
+    (ja,) = [c for c in commands if "ja-en" in c]
+    (fr,) = [c for c in commands if "fr-en" in c]
+    assert "--set max_iter=100 --set gamma=50" in ja
+    assert "--set max_iter=30" in fr and "gamma" not in fr
+
+
 # ------------------------------------------------------------------ end to end
 REPLAY = {"replay": {"methods": ["mert", "kbmira"], "iterations": 3}}
 

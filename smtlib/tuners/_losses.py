@@ -7,7 +7,6 @@
   tuners, which visit one sentence at a time.
 * sentence-level BLEU of every hypothesis, oracle sets (ties kept), per-sentence argmax with ties
   to the first row, the 1-best corpus BLEU of a weight vector.
-* :func:`pool_from_arrays` and :func:`synthetic_pool`: pools built from arrays (tests, benchmarks).
 
 Everything here is deterministic; the random ones take a ``numpy.random.Generator``.
 """
@@ -19,9 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
-from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, STATS_WIDTH, TOTALS
 from smtlib.bleu.variants import get_variant
-from smtlib.kbest.format import FeatureGroup
 from smtlib.kbest.pool import KBestPool
 
 
@@ -184,103 +181,3 @@ def pool_bleu(pool: KBestPool, weights: np.ndarray, scores: np.ndarray | None = 
     if len(best) == 0:
         return 0.0
     return corpus_bleu_from_stats(pool.stats[best])
-
-
-# -- pools from arrays ----------------------------------------------------------------------------
-def pool_from_arrays(
-    sizes: np.ndarray,
-    dense: np.ndarray,
-    stats: np.ndarray,
-    sparse: sp.spmatrix | None = None,
-    texts: list[str] | None = None,
-    dense_label: str = "F",
-    sparse_names: list[str] | None = None,
-) -> KBestPool:
-    """A :class:`KBestPool` from arrays: ``sizes[s]`` hypotheses for sentence ``s`` (0 allowed).
-
-    ``dense`` is ``(N, D)`` (one feature group ``dense_label`` with D values), ``stats`` the
-    ``(N, 10)`` BLEU statistics, ``sparse`` an optional ``(N, F)`` matrix.
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    dense = np.asarray(dense, dtype=np.float64)
-    n = int(sizes.sum())
-    if dense.ndim != 2 or dense.shape[0] != n:
-        raise ValueError(f"dense must have {n} rows, got shape {dense.shape}")
-    stats = np.asarray(stats, dtype=np.float64)
-    if stats.shape != (n, STATS_WIDTH):
-        raise ValueError(f"stats must have shape ({n}, {STATS_WIDTH}), got {stats.shape}")
-    if sparse is None:
-        sparse = sp.csr_matrix((n, 0), dtype=np.float64)
-    sparse = sp.csr_matrix(sparse, dtype=np.float64)
-    names = sparse_names if sparse_names is not None else [f"s{j}" for j in range(sparse.shape[1])]
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    groups = (FeatureGroup(dense_label, dense.shape[1]),) if dense.shape[1] else ()
-    pool = KBestPool(
-        offsets=offsets,
-        texts=texts if texts is not None else [f"h{i}" for i in range(n)],
-        dense=dense,
-        groups=groups,
-        sparse=sparse,
-        sparse_names=list(names),
-        totals=np.full(n, np.nan),
-        extras=[None] * n,
-    )
-    pool.stats = stats
-    return pool
-
-
-def stats_for_quality(quality: np.ndarray, length: np.ndarray | int = 20, ref_len: np.ndarray | int = 20) -> np.ndarray:
-    """BLEU statistics rows whose n-gram precisions all equal ``quality`` (in [0, 1]).
-
-    Lengths are hypothesis and reference token counts; matches are ``round(quality * totals)``,
-    so sentence BLEU is monotone in ``quality``.
-    """
-    quality = np.asarray(quality, dtype=np.float64)
-    n = len(quality)
-    length = np.broadcast_to(np.asarray(length, dtype=np.float64), (n,))
-    stats = np.zeros((n, STATS_WIDTH))
-    stats[:, HYP_LEN] = length
-    stats[:, REF_LEN] = np.broadcast_to(np.asarray(ref_len, dtype=np.float64), (n,))
-    totals = np.maximum(length[:, None] - np.arange(NGRAM_ORDER)[None, :], 0.0)
-    stats[:, TOTALS] = totals
-    stats[:, MATCHES] = np.round(quality[:, None] * totals)
-    return stats
-
-
-def synthetic_pool(
-    n_sentences: int,
-    n_hyps: int,
-    n_dense: int,
-    *,
-    n_sparse: int = 0,
-    active: int = 20,
-    noise: float = 1.0,
-    seed: int = 0,
-) -> tuple[KBestPool, np.ndarray]:
-    """A generated pool whose BLEU follows a hidden linear model plus noise, and that model.
-
-    Dense features are standard normal; with ``n_sparse`` > 0 every hypothesis also has
-    ``active`` sparse features (values 1) drawn from ``n_sparse`` columns. The quality of a
-    hypothesis is a logistic function of ``gold · h + noise * N(0, 1)``; its statistics come from
-    :func:`stats_for_quality` with a random length. Returns ``(pool, gold weights)``.
-    """
-    rng = np.random.default_rng(seed)
-    n = n_sentences * n_hyps
-    dense = rng.standard_normal((n, n_dense))
-    gold = rng.standard_normal(n_dense + n_sparse)
-    signal = dense @ gold[:n_dense]
-    sparse = None
-    if n_sparse:
-        indptr = np.arange(0, (n + 1) * active, active, dtype=np.int64)
-        indices = np.sort(rng.integers(0, n_sparse, size=(n, active)), axis=1).ravel()
-        data = np.ones(n * active)
-        sparse = sp.csr_matrix((data, indices, indptr), shape=(n, n_sparse))
-        sparse.sum_duplicates()
-        signal = signal + sparse @ gold[n_dense:] / np.sqrt(active)
-    latent = signal / np.sqrt(max(n_dense, 1)) + noise * rng.standard_normal(n)
-    quality = 1.0 / (1.0 + np.exp(-latent))
-    length = rng.integers(5, 40, size=n)
-    stats = stats_for_quality(quality, length, ref_len=22)
-    sizes = np.full(n_sentences, n_hyps, dtype=np.int64)
-    return pool_from_arrays(sizes, dense, stats, sparse=sparse), gold

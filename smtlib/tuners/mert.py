@@ -9,24 +9,30 @@ kb-mert baseline of Cherry & Foster (2012, §4) / Hopkins & May (2011, §5.4.1):
   (:mod:`smtlib.tuners.mert_envelope`), and corpus BLEU is scored on every interval of the merged
   breakpoints from summed statistics; the step is the midpoint of the leftmost best interval
   (Moses's tie-breaking);
-* directions are the coordinate axes plus ``random_directions`` random unit vectors per round
-  (Moses ``mert --nrandom``);
-* a round tries every direction; with ``sweep="sequential"`` (default) each improving step is
-  taken at once (coordinate ascent, as Och's Powell-style search), with ``sweep="best"`` only the
-  best of the round's lines is taken (Moses's ``SimpleOptimizer``); rounds repeat until no line
-  improves the score by more than ``min_gain``;
-* ``restarts`` starting points (20, the kb-mert setting): the current weights and
-  ``restarts - 1`` points drawn uniformly from [``restart_low``, ``restart_high``] per feature;
-  the best end point wins (the earliest on ties, so the current weights win a draw).
+* directions are the coordinate axes (Och 2003; Moses ``mert``'s default; Cherry & Foster's
+  kb-mert), plus ``random_directions`` random unit vectors per round when asked (default 0; Moses
+  ``mert -m``, Cer et al. 2008);
+* with ``sweep="sequential"`` (default) each improving step is taken at once (coordinate ascent,
+  as Och's Powell-style search) and the climb ends after a full cycle of directions without a
+  step; with ``sweep="best"`` every direction is searched from the same point and only the best
+  line is stepped along (Moses's ``SimpleOptimizer``); a step must gain more than ``min_gain``;
+* the current weights plus ``random_restarts`` = 20 random starting points (Cherry & Foster
+  2012 §4 "20 random restarts"; Moses ``mert -n 20``), drawn uniformly from
+  [``restart_low``, ``restart_high``] = [0, 1] per feature, Moses's range; the best end point
+  wins (the earliest on ties, so the current weights win a draw).
+* a best interval that is unbounded is entered as cmert and Moses do, ``x_1 - 1000`` on the left
+  and ``x_n + 0.1`` on the right (``unbounded_step="moses"``). This matters: on Moses's
+  ``mert.basic`` regression data the optimum (0.304339) has a word-penalty weight 1,000 times the
+  others, which only the far step reaches; our former rule (half the neighbouring interval's
+  width, ``unbounded_step="neighbour"``) stopped at 0.304121 from every seed.
 
 Like Moses, the final weights are divided by their L1 norm (``normalize="l1"``; BLEU is scale
 invariant, so this only fixes the scale; all-zero weights are left alone and the base class warns).
 
 Deviations from Moses, all documented in the parameters: the default ``sweep`` is sequential
 because Moses's one-move-per-round search needs several times more line searches for the same
-end point; the step into an unbounded best interval is taken on the scale of the neighbouring
-interval instead of cmert's constants (+0.1 / -1000); Moses's merging of breakpoints closer than
-1e-4 (a float32 artefact) is not needed in float64.
+end point; Moses's merging of breakpoints closer than 1e-4 (a float32 artefact) is not needed in
+float64.
 
 Dense features only (``supports_sparse = False``): Cherry & Foster (2012, §2) and Hopkins &
 May (2011, §3) show that MERT does not scale beyond a few dozen features.
@@ -37,38 +43,48 @@ from __future__ import annotations
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool, argmax_per_sentence
+from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_envelope import line_search
+from smtlib.tuners.mert_envelope import (
+    UNBOUNDED_RULES,
+    add_scaled,
+    column_extremes,
+    columns_of,
+    model_scores,
+    search_line,
+)
 from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
 
 
 class Mert(Tuner):
-    """k-best MERT: Och (2003) exact line search, coordinate + random directions, 20 restarts."""
+    """k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."""
 
     name = "mert"
     supports_sparse = False
     defaults = {
-        "restarts": 20,  # starting points, one of them the current weights (Cherry & Foster 2012 §4)
-        "random_directions": 2,  # random unit directions per round besides the coordinate axes
-        "sweep": "sequential",  # "sequential": take each improving step; "best": Moses, one step per round
-        "min_gain": 1e-6,  # a round must improve BLEU (0-1) by more than this to continue
+        "random_restarts": 20,  # random starting points besides the current weights (C&F 2012 §4; Moses mert -n 20)
+        "random_directions": 0,  # random unit directions per round besides the coordinate axes (Moses mert -m)
+        "sweep": "sequential",  # "sequential": take every improving step; "best": one step per round (Moses)
+        "min_gain": 1e-6,  # a step must improve BLEU (0-1) by more than this
         "max_rounds": 500,  # safety bound on rounds per starting point
-        "restart_low": -1.0,  # random starting points: uniform in [restart_low, restart_high]
+        "restart_low": 0.0,  # random starting points: uniform in [restart_low, restart_high] (Moses: [0, 1])
         "restart_high": 1.0,
+        "unbounded_step": "moses",  # step into an unbounded best interval: "moses" (x1 - 1000 / xn + 0.1) | "neighbour"
         "normalize": "l1",  # "l1" (Moses) or "none"
     }
 
     def _check(self) -> None:
         p = self.params
-        if p["restarts"] < 1:
-            raise InputError("mert: restarts must be at least 1")
+        if p["random_restarts"] < 0:
+            raise InputError("mert: random_restarts must be >= 0")
         if p["random_directions"] < 0:
             raise InputError("mert: random_directions must be >= 0")
         if p["sweep"] not in ("sequential", "best"):
             raise InputError("mert: sweep must be 'sequential' or 'best'")
         if p["normalize"] not in ("l1", "none"):
             raise InputError("mert: normalize must be 'l1' or 'none'")
+        if p["unbounded_step"] not in UNBOUNDED_RULES:
+            raise InputError(f"mert: unbounded_step must be one of {', '.join(UNBOUNDED_RULES)}")
         if not p["restart_low"] <= p["restart_high"]:
             raise InputError("mert: restart_low must not exceed restart_high")
         if p["min_gain"] < 0 or p["max_rounds"] < 1:
@@ -91,16 +107,17 @@ class Mert(Tuner):
         dense = np.ascontiguousarray(pool.dense, dtype=np.float64)
         n_dense = dense.shape[1]
         offsets = np.asarray(pool.offsets, dtype=np.int64)
-        columns = np.ascontiguousarray(dense.T)
+        columns = columns_of(dense)
         rng = self.rng()
         p = self.params
         starts = [init[:n_dense].copy()]
-        for _ in range(p["restarts"] - 1):
+        for _ in range(p["random_restarts"]):
             starts.append(rng.uniform(p["restart_low"], p["restart_high"], size=n_dense))
+        extremes = column_extremes(columns, offsets)  # the hull filter's fixed anchors per axis
         best_w, best_score = None, -np.inf
         runs = []
         for k, start in enumerate(starts):
-            w, score, rounds, searches = self._climb(dense, columns, offsets, metric, start, rng)
+            w, score, rounds, searches = self._climb(dense, columns, extremes, offsets, metric, start, rng)
             runs.append({"start": k, "score": score, "rounds": rounds, "line_searches": searches})
             if score > best_score:
                 best_w, best_score = w, score
@@ -123,61 +140,99 @@ class Mert(Tuner):
     @staticmethod
     def _score(dense: np.ndarray, offsets: np.ndarray, metric: CorpusMetric, w: np.ndarray) -> float:
         """The metric at the true 1-best under ``w`` (first row on ties, as the reranker)."""
-        return metric.corpus_score(argmax_per_sentence(dense @ w, offsets))
+        return metric.corpus_score(model_scores(dense, np.ascontiguousarray(w, dtype=np.float64), offsets)[1])
 
     def _climb(
         self,
         dense: np.ndarray,
         columns: np.ndarray,
+        extremes: tuple[np.ndarray, np.ndarray],
         offsets: np.ndarray,
         metric: CorpusMetric,
         start: np.ndarray,
         rng: np.random.Generator,
     ) -> tuple[np.ndarray, float, int, int]:
-        """Hill-climb from ``start`` with exact line searches until no line improves."""
+        """Hill-climb from ``start`` with exact line searches until no line improves.
+
+        Sequential sweep: the directions are tried in a cycle (axes, then the round's random
+        directions) and the climb stops once every direction of a round has failed at the current
+        point, i.e. after a full cycle without a step (a direction just stepped along is at its line
+        optimum, so it is not searched again from the same point). Best sweep (Moses): every
+        direction from the same point, then one step along the best; the direction just taken is
+        skipped in the next round for the same reason.
+        """
         p = self.params
         n_dense = dense.shape[1]
+        n_random = p["random_directions"]
+        n_dirs = n_dense + n_random
+        unbounded = UNBOUNDED_RULES[p["unbounded_step"]]
+        low, high = extremes
+        none = np.zeros(0, dtype=np.int64)
         w = start.astype(np.float64).copy()
-        current = self._score(dense, offsets, metric, w)
         stats = metric.stats
         searches = 0
         rounds = 0
-        intercepts = dense @ w  # kept equal to dense @ w by the same steps as w
+        failed = 0  # consecutive line searches without a step (sequential sweep)
+        last = -1  # the direction of the last step
+        # intercepts are kept equal to dense @ w by the same steps as w; the 1-best rows (rows of
+        # greatest intercept) are the hull filter's anchors
+        intercepts, top = model_scores(dense, w, offsets)
+        current = metric.corpus_score(top)
         for rounds in range(1, p["max_rounds"] + 1):
-            improved = False
-            best_move = None  # (score, x, direction, slopes) for sweep="best"
-            n_random = p["random_directions"]
-            for d in range(n_dense + n_random):
+            best_move = None  # (score, x, direction index, direction, slopes, rows) for sweep="best"
+            randoms = [_random_direction(rng, n_dense) for _ in range(n_random)]
+            for d in range(n_dirs):
+                if d == last and d < n_dense:
+                    failed += 1  # its line optimum is the current point: nothing to find
+                    if p["sweep"] == "sequential" and failed >= n_dirs:
+                        break
+                    continue
                 if d < n_dense:
                     direction = None
                     slopes = columns[d]
                     scale = float(np.abs(w).sum())
+                    anchors = (low[d], high[d], top)
                 else:
-                    direction = rng.standard_normal(n_dense)
-                    direction /= max(float(np.linalg.norm(direction)), 1e-300)
+                    direction = randoms[d - n_dense]
                     slopes = dense @ direction
                     scale = float(np.abs(w).sum()) / max(float(np.abs(direction).sum()), 1e-300)
-                score, x = line_search(slopes, intercepts, offsets, stats, metric.kind, scale if scale > 0 else 1.0)
+                    anchors = (none, none, none)
+                fallback = scale if scale > 0 else 1.0
+                score, x, rows = search_line(slopes, intercepts, offsets, stats, metric.kind, *anchors, fallback, unbounded)
                 searches += 1
                 if not (score > current + p["min_gain"]) or x == 0.0:
+                    failed += 1
+                    if p["sweep"] == "sequential" and failed >= n_dirs:
+                        break
                     continue
                 if p["sweep"] == "sequential":
                     _step(w, d, direction, x)
-                    intercepts += x * slopes
+                    add_scaled(intercepts, x, slopes)
+                    top = rows(x)
                     current = score
-                    improved = True
+                    failed = 0
+                    last = d
                 elif best_move is None or score > best_move[0]:
-                    best_move = (score, x, d, direction)
-            if best_move is not None:
-                score, x, d, direction = best_move
+                    best_move = (score, x, d, direction, slopes, rows)
+            if p["sweep"] == "best":
+                if best_move is None:
+                    break
+                score, x, d, direction, slopes, rows = best_move
                 _step(w, d, direction, x)
-                intercepts = dense @ w
+                add_scaled(intercepts, x, slopes)
+                top = rows(x)
                 current = score
-                improved = True
-            if not improved:
+                last = d
+            elif failed >= n_dirs:
                 break
         # the line searches' scores are exact on their envelopes; report the reranker's view
         return w, self._score(dense, offsets, metric, w), rounds, searches
+
+
+def _random_direction(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A uniformly random unit vector (Cer, Jurafsky & Manning 2008; Moses mert -m)."""
+    direction = rng.standard_normal(n)
+    return direction / max(float(np.linalg.norm(direction)), 1e-300)
 
 
 def _step(w: np.ndarray, d: int, direction: np.ndarray | None, x: float) -> None:

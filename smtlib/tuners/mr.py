@@ -17,7 +17,8 @@ Optimiser (Cherry & Foster §4, after Bottou 2010): stochastic gradient descent,
 step, on the objective divided by n, i.e. ``λ_B/2 ||w||² + 1/n sum_i ℓ_i`` with ``λ_B = λ / n``
 (the same minimiser), learning rate ``η_t = η0 / (1 + η0 λ_B t)``. η0 is chosen as in Bottou's
 ``sgd`` code (``determineEta0``): run one epoch from the current point on a sample of sentences
-(``eta0_sample`` = 100, like Bottou's subsample; the whole pool when it is smaller) for η0 and 2·η0
+(``eta0_sample`` = 1,000 sentences, the sample of Bottou's ``sgd`` code; the whole pool when it is
+smaller, so on our 1,014-sentence dev set nearly the full epoch the paper describes) for η0 and 2·η0
 and move by factors of 2 in the direction that lowers the sample objective until it stops falling.
 Each search starts from ``1 / E||h - mean_i h||²`` (at most ``1 / (2 λ_B)``); strict improvement is
 needed to move, so a flat objective keeps the starting value. At a local optimum (relative change
@@ -128,7 +129,7 @@ class MinimumRisk(Tuner):
         "max_epochs": 20,
         "tol": 1e-4,
         "eta0": 0.0,  # 0 = choose by one-epoch trials (Bottou); > 0 = fixed
-        "eta0_sample": 100,  # sentences used for the η0 trials
+        "eta0_sample": 1000,  # sentences used for the η0 trials (Bottou's sgd: 1,000)
         "sentence_bleu": "bleu+1",
     }
 

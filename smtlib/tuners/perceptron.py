@@ -8,7 +8,11 @@ set holds the hypotheses of maximal sentence BLEU (``bleu+1``, ties kept). The a
 usual lazy trick (Daumé 2006): ``w̄ = w - u / c`` with ``u = sum_t t δ_t``.
 
 Training starts from the initial weights. η = 1 and 10 passes are our defaults (the survey gives
-none); with a non-zero start η sets how far the perceptron may move from it.
+none); with a non-zero start η sets how far the perceptron may move from it. All ``passes`` are
+run, as Collins's averaged perceptron does: after a mistake-free pass w no longer changes, but the
+average keeps moving toward it (each later visit adds w once more), so stopping there would freeze
+the average nearer the early weights. ``stop_when_separated=true`` stops after the first
+mistake-free pass instead (it saves time on separable pools and returns that earlier average).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ class AveragedPerceptron(Tuner):
     """Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2."""
 
     name = "perceptron"
-    defaults = {"passes": 10, "rate": 1.0, "average": True, "sentence_bleu": "bleu+1"}
+    defaults = {"passes": 10, "rate": 1.0, "average": True, "sentence_bleu": "bleu+1", "stop_when_separated": False}
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         p = self.params
@@ -66,8 +70,8 @@ class AveragedPerceptron(Tuner):
         for _ in range(int(p["passes"])):
             c, errors = _pass(dense, indptr, indices, data, offsets, in_oracle, rng.permutation(active), w, u, c, float(p["rate"]))
             mistakes.append(int(errors))
-            if errors == 0:
-                break  # separable: no further update can happen
+            if errors == 0 and p["stop_when_separated"]:
+                break  # separated: w cannot change any more (the average still could)
         result = w - u / c if p["average"] else w
         info = {"mistakes_per_pass": mistakes, "train_bleu": 100 * pool_bleu(pool, result)}
         return TuneResult(result, info)

@@ -13,9 +13,13 @@
    label +1 and -x with label -1 (both signs, "to ensure balance"); a logistic-regression
    (maximum-entropy) classifier without bias is trained on them, as MegaM in Moses (and Cherry &
    Foster 2012, §4: "MegaM with a maximum of 30 iterations ... the early stopping provides a form
-   of regularization"): L-BFGS from w = 0 for at most ``max_iter`` = 30 iterations, L2 penalty
-   ``l2`` (default 0, MegaM's setting in Moses). The loss over both signs is exactly twice the
-   one-sided logistic loss, 2 sum log(1 + exp(-w·x)) (Cherry & Foster 2012, footnote 2).
+   of regularization"): L-BFGS from w = 0 for at most ``max_iter`` = 30 iterations, with MegaM's
+   Gaussian prior: MegaM's ``-lambda`` is the prior's precision, default 1, and Moses's
+   ``mert-moses.pl`` runs ``megam -fvals -maxi 30 -nobias binary`` without changing it, so the
+   objective is the logistic loss plus ``l2``/2 ||w||^2 with ``l2`` = 1. The loss over both signs
+   is exactly twice the one-sided logistic loss, 2 sum log(1 + exp(-w·x)) (Cherry & Foster 2012,
+   footnote 2), as MegaM sees both lines of every pair. Cherry & Foster's Chinese-English setting
+   (their Table 6) is ``max_iter=100, gamma=50``: the workflow's ``pair_method_settings``.
 3. **Interpolation** (§5.4.3): w = Ψ w_new + (1 - Ψ) w_old with Ψ = 0.1. The classifier's scale is
    arbitrary (it depends on separability and on the iteration cap) while w_old has the scale of the
    previous step, so w_new is first rescaled to the L1 norm of w_old, which makes Ψ the share of
@@ -188,7 +192,7 @@ class Pro(Tuner):
         "smoothing": 1.0,  # add-k of Moses's smoothed sentence BLEU (moses-smoothed)
         "bp_smooth": False,  # Nakov et al. (2012) brevity-penalty smoothing
         "max_iter": 30,  # classifier iterations (MegaM -maxi 30 in Moses; Cherry & Foster §4)
-        "l2": 0.0,  # L2 penalty of the classifier (MegaM in Moses: none)
+        "l2": 1.0,  # L2 penalty: the precision of MegaM's Gaussian prior (-lambda, default 1, kept by Moses)
         "psi": 0.1,  # Ψ: w = Ψ w_new + (1 - Ψ) w_old (§5.4.3)
         "samples_out": "",  # write the sampled pairs here in Moses pro's format
         "moses_ties": False,  # select the Ξ pairs as Moses pro does (threshold, then drawing order)
