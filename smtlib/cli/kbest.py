@@ -6,6 +6,15 @@
                                              accepts the old ``name: v`` and Joshua ``name=v`` dialects
   smtlib kbest stats IN [IN ...] [--refs R]  counts, features, and with references the 1-best
                                              and oracle BLEU of the pool (JSON)
+  smtlib kbest add [--pool PREV] --kbest NEW [NEW ...] --refs R --out NEXT
+                                             binary pool NEXT = PREV + the new lists, with BLEU
+                                             statistics (format: smtlib.kbest.store); what
+                                             `smtlib tune --pool` reads
+  smtlib kbest slice --ids IDS [--kbest IN OUT] [--lines IN OUT] [--lattice IN OUT]
+                                             keep the sentences of IDS, renumbered 0, 1, ...
+                                             (a dev sub-sample's share of a full-dev decode)
+
+`stats` and `convert` also read a binary pool (recognized by its first bytes).
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines
-from smtlib.kbest.pool import argmax_per_sentence, read_pool, write_pool
+from smtlib.errors import InputError
+from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
 HELP = "merge, convert and describe Moses n-best lists"
 
@@ -41,23 +51,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
     add_dialect_option(stats)
     add_bleu_options(stats)
+    add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
+    add.add_argument("--pool", help="the pool to extend (absent: start an empty one)")
+    add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
+    add.add_argument("--refs", "-r", nargs="+", required=True, help="reference files of the BLEU statistics")
+    add.add_argument("--out", "-o", required=True, help="the new pool (binary, written atomically)")
+    add_bleu_options(add)
+    cut = sub.add_parser("slice", help="keep the sentences listed in an ids file, renumbered from 0")
+    cut.add_argument("--ids", required=True, help="0-based sentence ids to keep, one per line, in output order")
+    cut.add_argument("--kbest", nargs=2, metavar=("IN", "OUT"), help="a k-best list")
+    cut.add_argument("--lines", nargs=2, metavar=("IN", "OUT"), help="a file with one line per sentence (1-best)")
+    cut.add_argument("--lattice", nargs=2, metavar=("IN", "OUT"), help="a lattice file (smtlib decode --lattice)")
+
+
+def _read(paths: list[str], dedup: bool = True, dialect: str | None = None, n_sentences: int | None = None,
+          references: str | None = None) -> KBestPool:
+    """Text k-best lists (merged), or one binary pool."""
+    from smtlib.kbest.store import is_pool_file, load_pool
+
+    binary = [p for p in paths if is_pool_file(p)]
+    if not binary:
+        return read_pool(paths, dedup=dedup, dialect=dialect, n_sentences=n_sentences, references=references)
+    if len(paths) > 1:
+        raise InputError("a binary pool cannot be merged with other files here (use smtlib kbest add)", binary[0])
+    return load_pool(paths[0])
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "add":
+        return _add(args)
+    if args.action == "slice":
+        return _slice(args)
     if args.action == "merge":
         pool = read_pool(args.inputs, dedup=not args.keep_duplicates, dialect=args.dialect)
         write_pool(pool, args.out)
         return 0
     if args.action == "convert":
-        pool = read_pool(args.input, dedup=False, dialect=args.dialect)
+        pool = _read([args.input], dedup=False, dialect=args.dialect)
         # Old-dialect labels (`d:`) become `d=`; Joshua `name=v` tokens keep their form, since
         # rewriting them as `name= v` would rename single-valued features without `_` to `name_0`.
         pool.groups = tuple(g if g.style == "joshua" else dataclasses.replace(g, style="=") for g in pool.groups)
         write_pool(pool, args.out)
         return 0
     references = read_references(args.refs) if args.refs else None
-    pool = read_pool(args.inputs, n_sentences=len(references[0]) if references else None, dialect=args.dialect,
-                     references=args.refs[0] if args.refs else None)
+    pool = _read(args.inputs, dialect=args.dialect, n_sentences=len(references[0]) if references else None,
+                 references=args.refs[0] if args.refs else None)
     sizes = pool.sizes()
     info = {
         "files": len(args.inputs),
@@ -72,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     }
     if references is not None:
         settings = bleu_settings(args)
+        pool.pad_sentences(len(references[0]))  # a binary pool: its own sentence count
+        pool.stats = None  # a binary pool's statistics may be against other references
         stats = pool.compute_stats(references, settings)
         totals = np.where(np.isnan(pool.totals), -np.inf, pool.totals)
         first = argmax_per_sentence(totals, pool.offsets)
@@ -83,4 +123,34 @@ def run(args: argparse.Namespace) -> int:
         info["bleu_oracle"] = 100 * corpus_bleu(one_best_lines(pool.texts, oracle), references, settings)
         info["signature"] = str(BleuSignature(settings, len(references)))
     print(json.dumps(info, indent=1))
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    import sys
+
+    from smtlib.kbest.store import add_kbest
+
+    stored = add_kbest(args.pool, args.kbest, read_references(args.refs), bleu_settings(args), args.out)
+    for added in stored.files[-len(args.kbest):]:
+        print(f"kbest add: {added['path']}: {added['lines']} lines, {added['added']} new hypotheses", file=sys.stderr)
+    print(f"kbest add: pool of {stored.n_hypotheses} hypotheses over {stored.n_sentences} sentences "
+          f"({stored.duplicates_dropped} duplicates dropped) -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _slice(args: argparse.Namespace) -> int:
+    import sys
+
+    from smtlib.kbest.slice import read_ids, slice_kbest, slice_lattices, slice_lines
+
+    if not (args.kbest or args.lines or args.lattice):
+        raise InputError("nothing to slice: give --kbest, --lines and/or --lattice")
+    ids = read_ids(args.ids)
+    for option, function in (("kbest", slice_kbest), ("lines", slice_lines), ("lattice", slice_lattices)):
+        pair = getattr(args, option)
+        if pair:
+            count = function(pair[0], ids, pair[1], ids_path=args.ids)
+            print(f"kbest slice: {pair[0]} -> {pair[1]}: {len(ids)} sentences, {count} {option} entries",
+                  file=sys.stderr)
     return 0

@@ -1,10 +1,13 @@
 """Run one optimizer step on a k-best pool and write the new weights.
 
   smtlib tune METHOD --kbest K [K ...] --refs REF [REF ...] --init W --out W [--seed N] [--set key=value ...]
+  smtlib tune METHOD --pool POOL --refs REF [REF ...] --init W --out W ...
   smtlib tune --list
 
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
-references (``--tokenize``/``--lowercase``/``--ref-length``), and METHOD's ``fit`` starts from the
+references (``--tokenize``/``--lowercase``/``--ref-length``); a binary pool (``--pool``, written by
+``smtlib kbest add``; also accepted as the one ``--kbest`` file) already holds them, computed against
+the same references and settings (else an error). METHOD's ``fit`` starts from the
 ``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
 pool does not have (sparse features that did not fire) are written back unchanged; the names of
 ``--init`` are checked against the pool (:func:`smtlib.weights.check_weight_names`).
@@ -22,7 +25,7 @@ from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
 from smtlib.errors import InputError
-from smtlib.kbest.pool import read_pool
+from smtlib.kbest.pool import KBestPool, read_pool
 from smtlib.tuners.registry import get_tuner_class, list_tuners
 from smtlib.weights import check_weight_names, read_weights, write_weights
 
@@ -34,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the methods and exit")
     parser.add_argument("--help-params", action="store_true", help="list METHOD's hyper-parameters and exit")
     parser.add_argument("--kbest", "-k", nargs="+", help="k-best file(s), merged")
+    parser.add_argument("--pool", help="a binary pool with BLEU statistics (smtlib kbest add), instead of --kbest")
     parser.add_argument("--refs", "-r", nargs="+", help="reference files")
     parser.add_argument("--init", "-i", help="initial weights file")
     parser.add_argument("--out", "-o", help="output weights file")
@@ -42,6 +46,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     add_dialect_option(parser)
     add_bleu_options(parser)
+
+
+def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
+    """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists."""
+    from smtlib.kbest.store import is_pool_file, load_pool
+
+    if args.pool or (len(args.kbest) == 1 and is_pool_file(args.kbest[0])):
+        return load_pool(args.pool or args.kbest[0], references, settings)
+    pool = read_pool(args.kbest, n_sentences=len(references[0]), dialect=args.dialect, references=args.refs[0])
+    pool.compute_stats(references, settings)
+    return pool
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,14 +73,15 @@ def run(args: argparse.Namespace) -> int:
         for key, value in cls.defaults.items():
             print(f"{key}={value}")
         return 0
-    for option in ("kbest", "refs", "init", "out"):
+    for option in ("refs", "init", "out"):
         if not getattr(args, option):
             raise InputError(f"--{option} is required")
+    if bool(args.kbest) == bool(args.pool):
+        raise InputError("give either --kbest or --pool")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     references = read_references(args.refs)
-    pool = read_pool(args.kbest, n_sentences=len(references[0]), dialect=args.dialect, references=args.refs[0])
     settings = bleu_settings(args)
-    pool.compute_stats(references, settings)
+    pool = _read_pool(args, references, settings)
     init_weights = read_weights(args.init)
     check_weight_names(init_weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
     init = pool.weight_vector(init_weights)

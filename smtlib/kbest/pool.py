@@ -53,6 +53,10 @@ class KBestPool:
     extras: list[str | None]  #: (N,) fields after the total, verbatim
     stats: np.ndarray | None = None  #: (N, STATS_WIDTH) BLEU statistics, see :meth:`compute_stats`
     stats_settings: BleuSettings | None = None
+    #: the dense layouts (groups in line order) met while reading, and each row's index into them
+    #: (part of what makes two rows duplicates; :mod:`smtlib.kbest.store` keeps them). None: unknown.
+    layouts: tuple[tuple[FeatureGroup, ...], ...] | None = None
+    row_layouts: np.ndarray | None = None
 
     # -- shape ------------------------------------------------------------------------------------
     @property
