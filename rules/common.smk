@@ -117,6 +117,23 @@ def run_benchmark(name):
     return f"results/benchmarks/{RUN.removeprefix('results/')}/{name}"
 
 
+# the first decode of a (pair, feature set), shared by all its runs, and each sub-sample's share of it
+FIRST = "results/tune/{pair}/{fs}/first"
+
+
+def first_path(name):
+    """A file of the shared first decode, as a wildcard pattern (e.g. ``first_path("s{sample}/dev.pool")``)."""
+    return f"{FIRST}/{name}"
+
+
+def first_log(name):
+    return f"logs/{FIRST.removeprefix('results/')}/{name}"
+
+
+def first_benchmark(name):
+    return f"results/benchmarks/{FIRST.removeprefix('results/')}/{name}"
+
+
 def run_dir(pair, feature_set, method, setting, sample):
     """One tuning run: (pair, feature set, method, hyper-parameter setting, dev sub-sample)."""
     return f"results/tune/{pair}/{feature_set}/{method}/{setting}/s{sample}"
@@ -300,19 +317,34 @@ def prev_weights(wildcards):
     return f"{run_of(wildcards)}/it{it - 1}/weights"
 
 
+def first_dir(wildcards):
+    """The run's sub-sample's share of the shared first decode."""
+    return f"{FIRST.format(pair=wildcards.pair, fs=wildcards.fs)}/s{wildcards.sample}"
+
+
+def first_pool(wildcards):
+    """The pool of iteration 1: the shared first decode's k-best list of the run's sub-sample."""
+    return f"{first_dir(wildcards)}/dev.pool"
+
+
 def kbest_pool(wildcards):
-    """The k-best lists of iterations 1..it, merged into iteration it's pool."""
-    return [
-        f"{run_of(wildcards)}/it{i}/dev.kbest.gz"
-        for i in range(1, int(wildcards.it) + 1)
-    ]
+    """The pool of iteration it-1, which iteration it extends (base case: the shared pool of it=1)."""
+    it = int(wildcards.it)
+    if it == 2:
+        return first_pool(wildcards)
+    return f"{run_of(wildcards)}/it{it - 1}/dev.pool"
+
+
+def dev_bleu(wildcards, it):
+    """Dev BLEU of the weights decoded at iteration it (it=1: the shared first decode's)."""
+    if it == 1:
+        return f"{first_dir(wildcards)}/dev.bleu.json"
+    return f"{run_of(wildcards)}/it{it}/dev.bleu.json"
 
 
 def dev_bleus(wildcards):
     """Dev BLEU of the weights of iterations 0..N (decoded at iterations 1..N+1)."""
-    return [
-        f"{run_of(wildcards)}/it{i}/dev.bleu.json" for i in range(1, ITERATIONS + 2)
-    ]
+    return [dev_bleu(wildcards, i) for i in range(1, ITERATIONS + 2)]
 
 
 def loop_weights(wildcards):
@@ -479,6 +511,10 @@ def replay_seed(wildcards):
 
 
 # ---------------------------------------------------------------- wildcard constraints
+# iterations after the shared first one (a rule-level constraint of the rules of it >= 2)
+LATER_ITERATION = r"[2-9]|[1-9]\d+"
+
+
 wildcard_constraints:
     pair="|".join(PAIRS),
     fs="small|medium|big",

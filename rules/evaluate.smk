@@ -26,7 +26,7 @@ rule decode_test:
         mem_mb=3000,
     shell:
         "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
-        "--output {output.best} --jobs {threads} {params.search} --quiet "
+        "--output {output.best} --jobs {threads} {params.search} "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 

@@ -1,12 +1,93 @@
-# Stage 4: the tuning loop of one run (pair, feature set, method, setting, dev sub-sample), as a path:
-# iteration it decodes the dev sub-sample with the weights of it-1 (prev_weights; it=1: the initial
-# weights of §4.2) and scores the 1-best, merges the k-best lists of iterations 1..it (kbest_pool)
-# and runs one optimizer step; iteration N+1 only decodes, to score the last weights. (Decoding
-# and scoring, merging and tuning share a job: fewer, longer jobs; each command logs to the job's log.) The weights with the best
-# dev BLEU are kept (Cherry & Foster 2012, §4).
+# Stage 4: the tuning loop of one run (pair, feature set, method, setting, dev sub-sample), as a path.
+#
+# Iteration 1 of every run of a (pair, feature set) decodes with the same initial weights (§4.2),
+# and a dev sub-sample is a subset of the dev set; so the full dev set is decoded once with them
+# (decode_first: k-best, 1-best and the lattice, for lattice-based runs) and each sub-sample's
+# iteration-1 files are cut from it (first_sample: k-best and 1-best sliced by the sub-sample's ids,
+# the 1-best's BLEU, and the binary pool of iteration 1 with its BLEU statistics), shared by every
+# method and setting. Iteration it >= 2 decodes the run's sub-sample with the weights of it-1
+# (prev_weights) and scores the 1-best; every iteration adds its k-best list to the pool of it-1
+# (kbest_pool; smtlib kbest add parses only the new list and scores only its new hypotheses) and
+# runs one optimizer step on it; iteration N+1 only decodes, to score the last weights. A run's pools
+# are temporary: each is read by the next iteration, then removed (extending a finished run by more
+# iterations recomputes them). The weights with the best dev BLEU are kept (Cherry & Foster 2012, §4).
+
+
+rule decode_first:
+    input:
+        model=model_dir("{pair}", "{fs}", "model.yaml"),
+        weights=model_dir("{pair}", "{fs}", "init.weights"),
+        src=data_path("{pair}", "dev.src"),
+    output:
+        kbest=first_path("dev.kbest.gz"),
+        best=first_path("dev.1best"),
+        lattice=first_path("dev.lattice.gz"),
+    params:
+        model=model_of,
+        k=config["tuning"]["k"],
+        search=decoder_options(),
+    threads: 2
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        first_log("decode.log"),
+    benchmark:
+        first_benchmark("decode.tsv")
+    resources:
+        mem_mb=3000,
+    shell:
+        "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "--kbest {output.kbest} --k {params.k} --output {output.best} --lattice {output.lattice} "
+        "--jobs {threads} {params.search} > {log} 2>&1"
+
+
+rule first_sample:
+    input:
+        kbest=rules.decode_first.output.kbest,
+        best=rules.decode_first.output.best,
+        ids=data_path("{pair}", "dev/s{sample}.ids"),
+        ref=dev_ref,
+    output:
+        kbest=first_path("s{sample}/dev.kbest.gz"),
+        best=first_path("s{sample}/dev.1best"),
+        bleu=first_path("s{sample}/dev.bleu.json"),
+        pool=first_path("s{sample}/dev.pool"),
+    params:
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        first_log("s{sample}/first_sample.log"),
+    benchmark:
+        first_benchmark("s{sample}/first_sample.tsv")
+    resources:
+        mem_mb=2000,
+    shell:
+        "(smtlib kbest slice --ids {input.ids} --kbest {input.kbest} {output.kbest} "
+        "--lines {input.best} {output.best} "
+        "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
+        "&& mv {output.bleu}.tmp {output.bleu} "
+        "&& smtlib kbest add --kbest {output.kbest} --refs {input.ref} {params.bleu} --out {output.pool}) "
+        "> {log} 2>&1"
+
+
+rule first_sample_lattice:
+    input:
+        lattice=rules.decode_first.output.lattice,
+        ids=data_path("{pair}", "dev/s{sample}.ids"),
+    output:
+        first_path("s{sample}/dev.lattice.gz"),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        first_log("s{sample}/first_sample_lattice.log"),
+    shell:
+        "smtlib kbest slice --ids {input.ids} --lattice {input.lattice} {output} > {log} 2>&1"
 
 
 rule decode_dev:
+    wildcard_constraints:
+        it=LATER_ITERATION,
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=prev_weights,
@@ -32,18 +113,19 @@ rule decode_dev:
         mem_mb=3000,
     shell:
         "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
-        "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} --quiet "
+        "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
-rule tune:
+rule tune_first:
+    wildcard_constraints:
+        it="1",
     input:
-        kbest=kbest_pool,
+        pool=first_pool,
         ref=dev_ref,
         init=prev_weights,
     output:
-        pool=run_path("it{it}/pool.kbest.gz"),
         weights=run_path("it{it}/weights"),
         info=run_path("it{it}/tune.json"),
     params:
@@ -59,8 +141,39 @@ rule tune:
     resources:
         mem_mb=2000,
     shell:
-        "(smtlib kbest merge --out {output.pool} {input.kbest} "
-        "&& smtlib tune {wildcards.method} --kbest {output.pool} --refs {input.ref} --init {input.init} "
+        "smtlib tune {wildcards.method} --pool {input.pool} --refs {input.ref} --init {input.init} "
+        "--out {output.weights} --info {output.info} --seed {params.seed} {params.settings} {params.bleu} "
+        "> {log} 2>&1"
+
+
+rule tune:
+    wildcard_constraints:
+        it=LATER_ITERATION,
+    input:
+        pool=kbest_pool,
+        kbest=run_path("it{it}/dev.kbest.gz"),
+        ref=dev_ref,
+        init=prev_weights,
+    output:
+        pool=temp(run_path("it{it}/dev.pool")),
+        weights=run_path("it{it}/weights"),
+        info=run_path("it{it}/tune.json"),
+    params:
+        settings=tune_settings,
+        seed=tune_seed,
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        run_log("it{it}/tune.log"),
+    benchmark:
+        run_benchmark("it{it}/tune.tsv")
+    resources:
+        mem_mb=3000,
+    shell:
+        "(smtlib kbest add --pool {input.pool} --kbest {input.kbest} --refs {input.ref} {params.bleu} "
+        "--out {output.pool} "
+        "&& smtlib tune {wildcards.method} --pool {output.pool} --refs {input.ref} --init {input.init} "
         "--out {output.weights} --info {output.info} --seed {params.seed} {params.settings} {params.bleu}) "
         "> {log} 2>&1"
 
