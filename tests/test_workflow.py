@@ -167,7 +167,10 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "train_phrases1": len({p for p, fs in systems if fs != "small"}),
         "train_lm": len(pairs) + len({p for p, fs in systems if fs != "small"}),
         "train_assemble": len(systems), "init_weights": len(systems),
-        "decode_dev": len(runs) * (n_it + 1), "tune": len(runs) * n_it, "select_best": len(runs),
+        # iteration 1: one shared decode per system, each sub-sample's share of it; then each run's own
+        "decode_first": len(systems), "first_sample": len({(r[0], r[1], r[4]) for r in runs}),
+        "tune_first": len(runs), "decode_dev": len(runs) * n_it, "tune": len(runs) * (n_it - 1),
+        "select_best": len(runs),
         "decode_test": tests, "run_summary": len(runs),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
         "curves": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
@@ -194,24 +197,33 @@ def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
 
 def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):
     run = "results/tune/fr-en/small/kbmira/default/s1"
-    r = snakemake(tmp_path, "-n", f"{run}/it3/weights", configfile=REPO / "config/quick.yaml", data_dir=data_dir,
-                  timeout=300)
+    first = "results/tune/fr-en/small/first"
+    r = snakemake(tmp_path, "-n", f"{run}/it3/weights", f"results/tune/fr-en/small/mert/default/s1/it2/weights",
+                  configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    tunes = {j["wildcards"]: j for j in jobs_of(out, "tune")}
-    assert len(tunes) == 3
-    for it in (1, 2, 3):
+    # iteration 1: the full dev set decoded once with the initial weights, sub-sample 1 cut from it
+    decodes = jobs_of(out, "decode_first")
+    assert len(decodes) == 1 and "results/systems/fr-en/small/init.weights" in decodes[0]["input"]
+    assert "results/data/fr-en/dev.src" in decodes[0]["input"]
+    samples = jobs_of(out, "first_sample")
+    assert len(samples) == 1 and "results/data/fr-en/dev/s1.ids" in samples[0]["input"]
+    assert f"{first}/s1/dev.pool" in samples[0]["output"]
+    # every method's iteration 1 tunes on that shared pool (MERT's and kb-MIRA's alike)
+    firsts = jobs_of(out, "tune_first")
+    assert len(firsts) == 2 and all(j["input"].split(", ")[0] == f"{first}/s1/dev.pool" for j in firsts)
+    assert all("results/systems/fr-en/small/init.weights" in j["input"] for j in firsts)
+    # iterations 2, 3: the run decodes with the weights of it-1 and extends the pool of it-1 (kbest_pool)
+    tunes = {j["wildcards"]: j for j in jobs_of(out, "tune") if "kbmira" in j["wildcards"]}
+    assert len(tunes) == 2
+    for it in (2, 3):
         job = next(j for w, j in tunes.items() if f"it={it}" in w)
         inputs = job["input"].split(", ")
-        # kbest_pool: the k-best lists of iterations 1..it
-        assert [i for i in inputs if i.endswith("dev.kbest.gz")] == [f"{run}/it{k}/dev.kbest.gz" for k in range(1, it + 1)]
-        # prev_weights: the initial weights of the model at it=1, else the weights tuned at it-1
-        init = "results/systems/fr-en/small/init.weights" if it == 1 else f"{run}/it{it - 1}/weights"
-        assert init in inputs
-        assert f"results/data/fr-en/dev/s1.ref" in inputs
-    decodes = jobs_of(out, "decode_dev")
-    assert sorted(j["wildcards"].split("it=")[1] for j in decodes) == ["1", "2", "3"]
-    assert "results/systems/fr-en/small/init.weights" in next(j for j in decodes if j["wildcards"].endswith("it=1"))["input"]
+        assert inputs[0] == (f"{first}/s1/dev.pool" if it == 2 else f"{run}/it{it - 1}/dev.pool")
+        assert f"{run}/it{it}/dev.kbest.gz" in inputs and f"{run}/it{it - 1}/weights" in inputs
+        assert "results/data/fr-en/dev/s1.ref" in inputs
+    decodes = [j for j in jobs_of(out, "decode_dev") if "kbmira" in j["wildcards"]]
+    assert sorted(j["wildcards"].split("it=")[1] for j in decodes) == ["2", "3"]
 
 
 def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
