@@ -147,10 +147,10 @@ def _slice(args: argparse.Namespace) -> int:
     if not (args.kbest or args.lines or args.lattice):
         raise InputError("nothing to slice: give --kbest, --lines and/or --lattice")
     ids = read_ids(args.ids)
-    for option, function in (("kbest", slice_kbest), ("lines", slice_lines), ("lattice", slice_lattices)):
+    for option, function, unit in (("kbest", slice_kbest, "k-best lines"), ("lines", slice_lines, "lines"),
+                                   ("lattice", slice_lattices, "lattices")):
         pair = getattr(args, option)
         if pair:
             count = function(pair[0], ids, pair[1], ids_path=args.ids)
-            print(f"kbest slice: {pair[0]} -> {pair[1]}: {len(ids)} sentences, {count} {option} entries",
-                  file=sys.stderr)
+            print(f"kbest slice: {pair[0]} -> {pair[1]}: {len(ids)} sentences, {count} {unit}", file=sys.stderr)
     return 0
