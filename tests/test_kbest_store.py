@@ -22,15 +22,15 @@ from smtlib.tuners.registry import get_tuner_class, list_tuners
 
 # Four iterations of a 6-sentence dev set. Sentence 3 never gets a hypothesis, sentence 5 only from
 # iteration 3 on; empty hypotheses; repeats within and across files; same text with other features
-# and the same features with other text; a dense group (X0) that appears late and rows that differ
-# from an earlier row only by having it (at 0); -0.0 next to 0.0; sparse names that appear late, an
-# explicit sparse zero; extra fields after the total.
+# and the same features with other text; -0.0 next to 0.0; sparse names that appear late, an
+# explicit sparse zero; extra fields after the total (in one file: a pool's files share their dense
+# features, and a file's lines their number of fields, as read_pool requires).
 ITERATIONS = [
     """0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5
 0 ||| a b d ||| LM0= -2 TM0= -0.5 -0.25 WT_a~b= 1 ||| -2.5
 0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5
 1 |||  ||| LM0= -3 TM0= 0 0 ||| -3
-2 ||| x y ||| LM0= -0.5 TM0= -1 -1 WT_x~y= 1 WT_y~z= 2 ||| -2 ||| 0-0 1-1
+2 ||| x y ||| LM0= -0.5 TM0= -1 -1 WT_x~y= 1 WT_y~z= 2 ||| -2
 4 ||| p ||| LM0= -1.5 TM0= -2 -0 ||| -3.5
 """,
     """0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5
@@ -38,23 +38,23 @@ ITERATIONS = [
 0 ||| a b e ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5
 1 |||  ||| LM0= -3 TM0= 0 0 ||| -3
 1 ||| q ||| LM0= -3 TM0= 0 0 WT_q~r= 0 ||| -3
-2 ||| x y ||| LM0= -0.5 TM0= -1 -1 WT_x~y= 1 WT_y~z= 2 ||| -2 ||| 0-0 1-1
+2 ||| x y ||| LM0= -0.5 TM0= -1 -1 WT_x~y= 1 WT_y~z= 2 ||| -2
 2 ||| x y ||| LM0= -0.5 TM0= -1 -1 WT_x~y= 1 ||| -2
 4 ||| p ||| LM0= -1.5 TM0= -2 0 ||| -3.5
 """,
-    """0 ||| a b d ||| LM0= -2 TM0= -0.5 -0.25 WT_a~b= 1 ||| -2.5
-0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 X0= 0 ||| -1.5
-1 ||| q ||| LM0= -3 TM0= 0 0 WT_q~r= 0 WT_new~one= 3 ||| -3
-1 ||| q ||| LM0= -3 TM0= 0 0 WT_q~r= 0 ||| -3
-4 ||| p q ||| LM0= -1 TM0= -2 -1 X0= 2 ||| -4
+    """0 ||| a b d ||| LM0= -2 TM0= -0.5 -0.25 WT_a~b= 1 ||| -2.5 ||| 0-0
+0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5 ||| 0-0
+1 ||| q ||| LM0= -3 TM0= 0 0 WT_q~r= 0 WT_new~one= 3 ||| -3 ||| 0-0
+1 ||| q ||| LM0= -3 TM0= 0 0 WT_q~r= 0 ||| -3 ||| 0-0
+4 ||| p q ||| LM0= -1 TM0= -2 -1 ||| -4 ||| 0-0
 5 ||| z ||| LM0= -1 TM0= -1 -1 ||| -3 ||| 0-0
 5 ||| z ||| LM0= -1 TM0= -1 -1 ||| -3 ||| 0-0
 """,
-    """0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 X0= 0 ||| -1.5
-0 ||| a b f ||| LM0= -1 TM0= -0.5 -0.25 X0= 1 WT_a~f= 1 ||| -1
+    """0 ||| a b c ||| LM0= -1 TM0= -0.5 -0.25 ||| -1.5
+0 ||| a b f ||| LM0= -1 TM0= -0.5 -0.25 WT_a~f= 1 ||| -1
 2 ||| x y z ||| LM0= -0.25 TM0= -1 -1 WT_y~z= 2 ||| -1.5
 4 ||| p ||| LM0= -1.5 TM0= -2 -0 ||| -3.5
-5 |||  ||| LM0= -4 TM0= -1 -1 X0= 1 ||| -5
+5 |||  ||| LM0= -4 TM0= -1 -1 ||| -5
 """,
 ]
 REFS = ["a b c", "q r", "x y z", "nothing here", "p q r", "z z"]
@@ -117,7 +117,7 @@ def test_incremental_pool_equals_read_pool_at_every_iteration(lists, tmp_path):
     final = load_pool(pools[-1], refs, settings)
     # the cases the lists were written for are there
     assert final.sizes()[3] == 0 and final.sizes()[5] > 0
-    assert "" in list(final.texts) and "WT_new~one" in final.sparse_names and "X0_0" in final.feature_names
+    assert "" in list(final.texts) and "WT_new~one" in final.sparse_names
     assert final.duplicates_dropped > 0
     # several lists in one call give the same pool
     add_kbest(None, paths, refs, settings, tmp_path / "all.pool")
@@ -197,6 +197,10 @@ def test_bad_pool_files_and_bad_lists(lists, tmp_path):
     bad.write_text("0 ||| a ||| LM0= -1 TM0= 1 ||| 0\n", encoding="utf-8")  # TM0 with one value, not two
     with pytest.raises(InputError, match="TM0"):
         add_kbest(tmp_path / "p1", bad, refs, BleuSettings(), tmp_path / "p2")
+    other = tmp_path / "other.kbest"
+    other.write_text("0 ||| a ||| LM0= -1 TM0= 1 1 X0= 0 ||| 0\n", encoding="utf-8")  # a dense group the pool lacks
+    with pytest.raises(InputError, match="same dense features"):
+        add_kbest(tmp_path / "p1", other, refs, BleuSettings(), tmp_path / "p2")
     beyond = tmp_path / "beyond.kbest"
     beyond.write_text("6 ||| a ||| LM0= -1 ||| 0\n", encoding="utf-8")
     with pytest.raises(InputError, match="out of range"):

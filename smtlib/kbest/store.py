@@ -294,7 +294,11 @@ class StoredPool:
 
 def _check_same_scoring(stored: StoredPool, references: dict, settings: BleuSettings, path) -> None:
     if stored.settings != settings:
-        raise InputError(f"the pool's BLEU statistics use {stored.settings.signature()}, this call {settings.signature()}", path)
+        from smtlib.bleu.signature import BleuSignature
+
+        n_refs = stored.references["sets"]
+        raise InputError(f"the pool's BLEU statistics use {BleuSignature(stored.settings, n_refs)}, "
+                         f"this call {BleuSignature(settings, n_refs)}", path)
     if stored.references != references:
         raise InputError(
             f"the pool's BLEU statistics were computed against other references ({stored.references['sets']} set(s) of "
