@@ -8,7 +8,8 @@ and the same settings (stack 100, distortion limit 6, table limit 20, 100-best d
   (the model is loaded once; each search is warmed up on one sentence before its clock starts);
   per search the CPU time of the decoding loop (``time.process_time``: search, 100-best and
   formatting of the n-best lines, loading excluded);
-* when ``--moses-bin`` (default ``../shared/peers/moses/bin``) exists: ``moses2`` and ``moses`` on the
+* when ``--moses-bin`` (default ``../shared/peers/moses/bin``, ``../shared`` being ``$SMTLIB_SHARED``
+  when set) exists: ``moses2`` and ``moses`` on the
   model exported with ``smtlib train export-moses``, each in its own process; their decoding CPU time
   is the process's total CPU time (``os.wait4``) minus its CPU time when it reports that loading is
   over (``RUN BATCH`` for moses2, ``Created input-output object`` for moses; read from
@@ -40,9 +41,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DATA = ROOT / "shared" / "data" / "multi30k" / "tok"
-MOSES_BIN = ROOT / "shared" / "peers" / "moses" / "bin"
+#: ``../shared`` beside the repository, or ``$SMTLIB_SHARED`` (e.g. for a git worktree elsewhere)
+SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared"))
+DATA = SHARED / "data" / "multi30k" / "tok"
+MOSES_BIN = SHARED / "peers" / "moses" / "bin"
 #: what each Moses binary prints on stderr when it has loaded the model and starts decoding
 LOADED_MARK = {"moses2": "RUN BATCH", "moses": "Created input-output object"}
 
