@@ -13,12 +13,20 @@ and the same settings (stack 100, distortion limit 6, table limit 20, 100-best d
   model exported with ``smtlib train export-moses``, each in its own process; their decoding CPU time
   is the process's total CPU time (``os.wait4``) minus its CPU time when it reports that loading is
   over (``RUN BATCH`` for moses2, ``Created input-output object`` for moses; read from
-  ``/proc/PID/stat``); peak memory is ``ru_maxrss``.
+  ``/proc/PID/stat``); peak memory is ``ru_maxrss``. Moses runs with ``-b 0`` by default
+  (``--moses-beam-threshold``): our searches have no beam threshold, Moses's default (1e-5) prunes
+  on top of the stack limit. ``--moses-ini`` uses a given ini instead of exporting one.
+
+The score comparison needs Moses to decode *our* model: each option scored by both phrase tables
+(ours merges them, a pair missing from one table at probability 1e-7). An export that puts the two
+tables on separate decoding paths (one table per option, the other table's features 0) is another
+model, whose totals are not comparable; the script says so when the ini has more than one phrase
+table.
 
 For every search it prints sentences/s of CPU, peak memory, 1-best BLEU (sacrebleu, ``-tok none``)
 when a reference is given, and, against each Moses run, the share of sentences whose 1-best model
 score (the total of the first n-best line) is at least Moses's (up to the printing precision of the
-n-best totals, 1e-4 relative). The last line is ``metric: value``: the best cube search's CPU rate
+n-best totals: ``max(1e-3, 2e-5 |score|)``, the rounding of 6-significant-digit features). The last line is ``metric: value``: the best cube search's CPU rate
 among those scoring >= Moses on >= 99 % of sentences, divided by moses2's (without Moses: the best
 cube rate divided by our stack search's).
 
@@ -88,10 +96,11 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_moses(binary: pathlib.Path, ini: pathlib.Path, src: pathlib.Path, out: pathlib.Path, k: int) -> dict:
+def run_moses(binary: pathlib.Path, ini: pathlib.Path, src: pathlib.Path, out: pathlib.Path, k: int,
+              beam_threshold: float) -> dict:
     """Decode with a Moses binary; CPU time after loading, peak memory."""
     cmd = [str(binary), "-f", str(ini), "-threads", "1", "-s", "100", "-distortion-limit", "6",
-           "-n-best-list", str(out.with_suffix(".nbest")), str(k), "distinct"]
+           "-b", str(beam_threshold), "-n-best-list", str(out.with_suffix(".nbest")), str(k), "distinct"]
     mark = LOADED_MARK[binary.name]
     with open(src, "rb") as fin, open(out.with_suffix(".best"), "wb") as fout:
         proc = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=subprocess.PIPE, text=True, errors="replace")
@@ -123,7 +132,7 @@ def first_totals(path: pathlib.Path) -> dict[int, float]:
 def at_least(ours: dict[int, float], peer: dict[int, float]) -> tuple[int, int]:
     """(sentences where our score >= the peer's up to printing precision, sentences compared)."""
     common = [i for i in peer if i in ours]
-    ok = sum(ours[i] >= peer[i] - 1e-4 * max(1.0, abs(peer[i])) for i in common)
+    ok = sum(ours[i] >= peer[i] - max(1e-3, 2e-5 * abs(peer[i])) for i in common)
     return ok, len(common)
 
 
@@ -138,6 +147,9 @@ def main() -> None:
     ap.add_argument("--pop-limits", default="100,200,500,1000", help="cube pruning pop limits to run")
     ap.add_argument("--moses-bin", default=str(MOSES_BIN), help="directory with moses2 and moses")
     ap.add_argument("--no-moses", action="store_true", help="skip the Moses runs")
+    ap.add_argument("--moses-ini", help="use this moses.ini (weights as --weights) instead of exporting the model")
+    ap.add_argument("--moses-beam-threshold", type=float, default=0.0,
+                    help="Moses's -b (default 0: no beam threshold, as our searches)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--searches", help=argparse.SUPPRESS)
@@ -191,9 +203,15 @@ def main() -> None:
             from smtlib.system.moses_export import export_moses
             from smtlib.weights import read_weights
 
-            export_moses(model, tmp / "moses", read_weights(weights), copy=False, distortion_limit=6)
+            if args.moses_ini:
+                ini = pathlib.Path(args.moses_ini)
+            else:
+                ini = export_moses(model, tmp / "moses", read_weights(weights), copy=False, distortion_limit=6)
+            if ini.read_text(encoding="utf-8").count("PhraseDictionary") > 1:
+                print(f"warning: {ini} has several phrase tables on separate decoding paths: Moses decodes another "
+                      "model, the score comparison below is not meaningful", flush=True)
             for name in ("moses2", "moses"):
-                m = run_moses(moses_bin / name, tmp / "moses" / "moses.ini", src, tmp / name, args.k)
+                m = run_moses(moses_bin / name, ini, src, tmp / name, args.k, args.moses_beam_threshold)
                 m["label"] = name
                 m["files"] = tmp / name
                 peers.append(m)
