@@ -222,7 +222,8 @@ def main() -> None:
 
             for m in results + peers:
                 hyps = [h.strip() for h in m["files"].with_suffix(".best").read_text(encoding="utf-8").split("\n")]
-                bleu[m["label"]] = sacrebleu.corpus_bleu(hyps[: len(ref_lines)], [ref_lines], tokenize="none", force=True).score
+                bleu[m["label"]] = sacrebleu.corpus_bleu(hyps[: len(ref_lines)], [ref_lines], tokenize="none",
+                                                         force=True).score
         n = len(src_lines)
         for m in results + peers:
             m["rate"] = n / max(m["cpu"], 1e-9)
