@@ -26,7 +26,8 @@ table.
 For every search it prints sentences/s of CPU, peak memory, 1-best BLEU (sacrebleu, ``-tok none``)
 when a reference is given, and, against each Moses run, the share of sentences whose 1-best model
 score (the total of the first n-best line) is at least Moses's (up to the printing precision of the
-n-best totals: ``max(1e-3, 2e-5 |score|)``, the rounding of 6-significant-digit features). The last line is ``metric: value``: the best cube search's CPU rate
+n-best totals: ``max(1e-3, 2e-5 |score|)``, the rounding of 6-significant-digit features).
+The last line is ``metric: value``: the best cube search's CPU rate
 among those scoring >= Moses on >= 99 % of sentences, divided by moses2's (without Moses: the best
 cube rate divided by our stack search's).
 
