@@ -234,7 +234,10 @@ def bleu_options(section="bleu"):
 
 def decoder_options():
     d = config["decoder"]
-    return f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
+    opts = f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
+    if d["search"] != "stack":
+        opts += f" --search {d['search']} --pop-limit {d['pop_limit']}"
+    return opts
 
 
 def needs_sparse(wildcards):

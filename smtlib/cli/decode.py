@@ -1,6 +1,7 @@
 """Translate with a phrase-based model (``smtlib train``'s model directory): 1-best, k-best lists, lattices.
 
-Stack decoding as in Moses (future costs, distortion limit, histogram pruning, recombination); the
+Stack decoding as in Moses (future costs, distortion limit, histogram pruning, recombination; cube
+pruning with ``--search cube``); the
 k-best list is in Moses n-best format with 0-based sentence ids, each line's total equal to ``w . h``
 of its features; the lattice file format is documented in ``smtlib.decoder.lattice``.
 
@@ -33,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "k-best paths (default 10; 0 = the whole search graph)")
     parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
     parser.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit, 0 = none (default 100)")
+    parser.add_argument("--search", choices=["stack", "cube"], default="stack",
+                        help="stack: extend every hypothesis by every option (default); cube: cube pruning "
+                             "(Moses's -search-algorithm 1)")
+    parser.add_argument("--pop-limit", type=int, default=1000,
+                        help="with --search cube, hypotheses popped per stack (default 1000)")
     parser.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
     parser.add_argument("--table-limit", type=int, default=20, help="options per source phrase, 0 = all (default 20)")
     parser.add_argument("--nbest-factor", type=int, default=20,
@@ -49,9 +55,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--k must be at least 1, got {args.k}")
     if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1 or args.lattice_beam < 0:
         raise InputError("--stack-size, --table-limit and --lattice-beam must be >= 0, --nbest-factor >= 1")
+    if args.pop_limit < 1:
+        raise InputError(f"--pop-limit must be at least 1, got {args.pop_limit}")
     config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
                            table_limit=args.table_limit, k=args.k, distinct=not args.non_distinct,
-                           nbest_factor=args.nbest_factor, lattice_beam=args.lattice_beam)
+                           nbest_factor=args.nbest_factor, lattice_beam=args.lattice_beam, search=args.search,
+                           pop_limit=args.pop_limit)
     output = args.output
     if output is None and args.kbest is None:
         output = "-"

@@ -14,6 +14,9 @@ Modules
 :mod:`~smtlib.decoder.search`
     The compiled stack search: future costs, distortion limit, recombination, histogram pruning,
     the search graph.
+:mod:`~smtlib.decoder.cube`
+    Cube pruning (Moses's ``-search-algorithm 1``): the same stacks and search graph, at most
+    ``pop_limit`` extensions scored best-first per stack (``DecoderConfig(search="cube")``).
 :mod:`~smtlib.decoder.decoder`
     One sentence end to end: options, search, features per edge, k-best lines.
 :mod:`~smtlib.decoder.lattice`

@@ -19,8 +19,12 @@ import numpy as np
 
 from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_nb
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
+from smtlib.decoder.cube import cube_search_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
+
+#: the searches :class:`DecoderConfig` offers
+SEARCHES = ("stack", "cube")
 
 
 @dataclasses.dataclass
@@ -47,6 +51,13 @@ class DecoderConfig:
         1-best, and every edge of the k-best paths; 0 writes the whole search graph. On Multi30k
         (medium, Moses default weights) the whole graph has ~8,500 edges per sentence (160 MiB of
         gzip for val); beam 10 keeps ~1,300 (~24 MiB), beam 3 ~190.
+    search
+        ``"stack"`` (default): every hypothesis of a stack extended by every option
+        (:mod:`smtlib.decoder.search`, Moses's ``-search-algorithm 0``); ``"cube"``: cube pruning
+        (:mod:`smtlib.decoder.cube`, Moses's ``-search-algorithm 1``).
+    pop_limit
+        With ``search="cube"``, hypotheses popped per stack (Moses's ``-cube-pruning-pop-limit``,
+        default 1000).
     """
 
     stack_size: int = 100
@@ -56,6 +67,14 @@ class DecoderConfig:
     distinct: bool = True
     nbest_factor: int = 20
     lattice_beam: float = 10.0
+    search: str = "stack"
+    pop_limit: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.search not in SEARCHES:
+            raise ValueError(f"unknown search {self.search!r} (one of {', '.join(SEARCHES)})")
+        if self.pop_limit < 1:
+            raise ValueError(f"pop_limit must be at least 1, got {self.pop_limit}")
 
 
 @dataclasses.dataclass
@@ -75,6 +94,7 @@ class SentenceOptions:
     span_first: np.ndarray
     span_cnt: np.ndarray
     fct: np.ndarray
+    est: np.ndarray  #: estimated score (static + context-free LM), the cube search's option order
 
 
 @dataclasses.dataclass
@@ -341,7 +361,8 @@ class Decoder:
             span_cnt[i, ln - 1] += 1
             best[i, end[idx]] = max(best[i, end[idx]], est[idx])
         fct = _future_costs_nb(best)
-        return SentenceOptions(n, maxlen, start, end, woff, words, static, lr, bound, entry, span_first, span_cnt, fct)
+        return SentenceOptions(n, maxlen, start, end, woff, words, static, lr, bound, entry, span_first, span_cnt, fct,
+                               est)
 
     # ------------------------------------------------------------------ decoding
     def decode(self, line: str, sent_id: int = 0, *, kbest: int | None = None, lattice: bool = False
@@ -459,6 +480,11 @@ class Decoder:
     def _search(self, opts: SentenceOptions, dl: int):
         m = self.model
         cfg = self.config
+        if cfg.search == "cube":
+            return cube_search_nb(opts.n, opts.maxlen, cfg.stack_size, cfg.pop_limit, dl, self.use_lr, opts.start,
+                                  opts.end, opts.woff, opts.words, opts.static, opts.lr, opts.est, opts.span_first,
+                                  opts.span_cnt, opts.fct, m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order,
+                                  m.lm_map, self.lm_bos, self.lm_eos, self.w_lm, self.w_dist, self.w_lr)
         return search_nb(opts.n, opts.maxlen, cfg.stack_size, dl, self.use_lr, opts.start, opts.end, opts.woff,
                          opts.words, opts.static, opts.lr, opts.bound, opts.span_first, opts.span_cnt, opts.fct,
                          m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
