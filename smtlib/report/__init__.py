@@ -1,0 +1,1 @@
+"""The workflow's tables next to the papers' published ones."""
