@@ -37,6 +37,8 @@ FAST: dict[str, dict[str, object]] = {
 #: bad init is judged on the optimizer itself (Ψ = 1)
 IMPROVE: dict[str, dict[str, object]] = {
     "pro": {"psi": 1.0},
+    # online MIRA's one epoch moves at most C = 0.01 per sentence by design: judged over J = 30 epochs
+    "mira": {"epochs": 30},
 }
 
 

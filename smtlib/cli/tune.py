@@ -3,6 +3,9 @@
   smtlib tune METHOD --kbest K [K ...] --refs REF [REF ...] --init W --out W [--seed N] [--set key=value ...]
   smtlib tune --list
 
+Lattice tuners (lbmert, lbmira) read ``--lattice`` files instead, online MIRA (mira) decodes with
+``--model``/``--source``: see :mod:`smtlib.cli.tune_lattice`.
+
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
 references (``--tokenize``/``--lowercase``/``--ref-length``), and METHOD's ``fit`` starts from the
 ``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
@@ -18,6 +21,7 @@ import sys
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.references import read_references
+from smtlib.cli import tune_lattice
 from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
 from smtlib.errors import InputError
 from smtlib.kbest.pool import read_pool
@@ -39,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     add_bleu_options(parser)
+    tune_lattice.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         for key, value in cls.defaults.items():
             print(f"{key}={value}")
         return 0
+    if getattr(cls, "input_kind", "kbest") != "kbest":  # lattice tuners, online MIRA
+        return tune_lattice.run(cls, args)
     for option in ("kbest", "refs", "init", "out"):
         if not getattr(args, option):
             raise InputError(f"--{option} is required")
