@@ -16,6 +16,8 @@ rule decode_dev:
         kbest=run_path("it{it}/dev.kbest.gz"),
         best=run_path("it{it}/dev.1best"),
         bleu=run_path("it{it}/dev.bleu.json"),
+    wildcard_constraints:
+        method=methods_regex("kbest", "online"),
     params:
         model=model_of,
         k=config["tuning"]["k"],
@@ -46,6 +48,8 @@ rule tune:
         pool=run_path("it{it}/pool.kbest.gz"),
         weights=run_path("it{it}/weights"),
         info=run_path("it{it}/tune.json"),
+    wildcard_constraints:
+        method=methods_regex("kbest"),
     params:
         settings=tune_settings,
         seed=tune_seed,
