@@ -207,6 +207,12 @@ def system_components(wildcards):
     return [work_path(wildcards.pair, n.format(k)) for k in indices for n in names]
 
 
+def overfit_components(wildcards):
+    """What Figure 1's over-fitting set is assembled from: Big's components (rules/overfit.smk)."""
+    names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
+    return [work_path(wildcards.pair, n.format(k)) for k in ("0", "1") for n in names]
+
+
 def limit_options():
     names = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
     return " ".join(

@@ -6,7 +6,7 @@
 
 rule train_assemble_overfit:
     input:
-        system_components,
+        overfit_components,
     output:
         spec=model_dir("{pair}", "overfit", "model.yaml"),
         weights=model_dir("{pair}", "overfit", "weights.init"),
