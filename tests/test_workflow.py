@@ -195,7 +195,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
-    r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=300)
+    r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
