@@ -3,7 +3,7 @@
 Runs the tuning loop of ``rules/tune.smk`` for each ``--methods`` (default kbmira and mert) on the
 Medium fr->en system, the full Multi30k dev set and the workflow's settings (``config/config.yaml``:
 k, iterations, seed, decoder and BLEU options, method settings): the dev set is decoded once with
-the initial weights (k-best, 1-best and lattice; shared by all methods, as ``decode_first``), cut
+the initial weights (k-best and 1-best; shared by all methods, as ``decode_first``), cut
 to the run's sub-sample (here the whole dev set, as ``first_sample``: slice, score, start the
 binary pool); iteration 1 tunes on that pool; iteration ``it >= 2`` decodes the dev set with the
 weights of ``it-1``, scores the 1-best, adds the k-best list to the pool of ``it-1`` (``smtlib kbest
@@ -151,8 +151,7 @@ def first_commands(first: pathlib.Path, model: pathlib.Path, src: pathlib.Path, 
     return [
         ("decode", ["smtlib", "decode", "--model", str(model), "--weights", str(init), "--input", str(src),
                     "--kbest", str(first / "dev.kbest.gz"), "--k", str(cfg["tuning"]["k"]),
-                    "--output", str(first / "dev.1best"), "--lattice", str(first / "dev.lattice.gz"),
-                    "--jobs", "1", *decoder_options(cfg)], None),
+                    "--output", str(first / "dev.1best"), "--jobs", "1", *decoder_options(cfg)], None),
         ("merge", ["smtlib", "kbest", "slice", "--ids", str(ids), "--kbest", str(first / "dev.kbest.gz"),
                    str(share / "dev.kbest.gz"), "--lines", str(first / "dev.1best"), str(share / "dev.1best")], None),
         ("score", ["smtlib", "bleu", "--refs", str(ref), "--hyps", str(share / "dev.1best"), *bleu_options(cfg)],

@@ -12,10 +12,15 @@ from snakemake.utils import validate
 
 from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
 from smtlib.system.align import canonical_symmetrization
-from smtlib.tuners.registry import list_tuners
+from smtlib.tuners.registry import get_tuner_class, list_tuners
 
 
 validate(config, schema="../config/schema/config.schema.yaml")
+
+
+def input_kind(method):
+    """What a tuner reads: "kbest" (a k-best pool), "lattice" (lbmert, lbmira) or "online" (mira)."""
+    return getattr(get_tuner_class(method), "input_kind", "kbest")
 
 
 def _check_config():
@@ -42,6 +47,12 @@ def _check_config():
             f"config: data_dir {config['data_dir']!r} is not a directory (give a copy laid out like "
             "../shared/data, or leave data_dir unset to download)"
         )
+    for method in config["replay"]["methods"]:
+        if input_kind(method) != "kbest":
+            raise ValueError(
+                f"config: replay.methods has {method!r}, which does not tune on k-best lists "
+                "(the replay has Moses's n-best lists only)"
+            )
     for sample in config["sweep"]["samples"]:
         if sample > config["subsample"]["count"]:
             raise ValueError(
@@ -213,6 +224,12 @@ def system_components(wildcards):
     return [work_path(wildcards.pair, n.format(k)) for k in indices for n in names]
 
 
+def overfit_components(wildcards):
+    """What Figure 1's over-fitting set is assembled from: Big's components (rules/overfit.smk)."""
+    names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
+    return [work_path(wildcards.pair, n.format(k)) for k in ("0", "1") for n in names]
+
+
 def limit_options():
     names = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
     return " ".join(
@@ -241,11 +258,12 @@ def decoder_options():
 
 
 def needs_sparse(wildcards):
-    """phrase-table.0 carries the sparse field when Big is built for this pair (Medium ignores it)."""
-    big_runs = "big" in config["feature_sets"] or (
+    """phrase-table.0 carries the sparse field when Big (or Figure 1's over-fitting set, built from
+    it) is built for this pair (Medium ignores it)."""
+    big_runs = bool({"big", "overfit"} & set(config["feature_sets"])) or (
         config["sweep"]["grid"]
         and config["sweep"]["pair"] == wildcards.pair
-        and config["sweep"]["feature_set"] == "big"
+        and config["sweep"]["feature_set"] in ("big", "overfit")
     )
     return "--sparse" if big_runs else ""
 
@@ -339,8 +357,9 @@ def kbest_pool(wildcards):
 
 
 def dev_bleu(wildcards, it):
-    """Dev BLEU of the weights decoded at iteration it (it=1: the shared first decode's)."""
-    if it == 1:
+    """Dev BLEU of the weights decoded at iteration it (it=1: the shared first decode's, except for
+    the lattice tuners, which decode their own lattices from iteration 1 on)."""
+    if it == 1 and input_kind(wildcards.method) != "lattice":
         return f"{first_dir(wildcards)}/dev.bleu.json"
     return f"{run_of(wildcards)}/it{it}/dev.bleu.json"
 
@@ -513,6 +532,64 @@ def replay_seed(wildcards):
     return config["replay"]["seed"] * 1000 + int(wildcards.it)
 
 
+# ---------------------------------------------------------------- lattice and online tuners
+# (rules/tune_lattice.smk: lbmert, lbmira; rules/tune_online.smk: mira; rules/overfit.smk: Figure 1's set)
+def methods_regex(*kinds):
+    """The registered tuners that read ``kinds`` (see input_kind), as a wildcard constraint."""
+    names = [m for m in list_tuners() if input_kind(m) in kinds]
+    return "|".join(names) if names else "(?!)"
+
+
+def prev_paths(wildcards):
+    """The paths aggregated up to iteration it-1 (lattice tuners); none at it=1."""
+    it = int(wildcards.it)
+    return [] if it == 1 else [f"{run_of(wildcards)}/it{it - 1}/paths.kbest.gz"]
+
+
+def paths_option(wildcards, input):
+    """`--kbest FILE` for the aggregated paths, when there are any."""
+    return f"--kbest {input.paths}" if input.paths else ""
+
+
+def tuner_param(wildcards, key):
+    """A hyper-parameter of the run's method: its {setting}, else method_settings, else the default."""
+    if wildcards.setting != DEFAULT and wildcards.setting.split("=", 1)[0] == key:
+        return wildcards.setting.split("=", 1)[1]
+    settings = config["method_settings"].get(wildcards.method, {})
+    return settings.get(key, get_tuner_class(wildcards.method).defaults[key])
+
+
+def mira_start(wildcards):
+    """The weights an online-MIRA epoch starts from: the initial weights, else the last mixture."""
+    it = int(wildcards.it)
+    if it == 1:
+        return model_dir(wildcards.pair, wildcards.fs, "init.weights")
+    return f"{run_of(wildcards)}/it{it - 1}/mixed.weights"
+
+
+def mira_prev_state(wildcards):
+    """The mixing state (running average, pseudo-documents) of epoch it-1; none at it=1."""
+    it = int(wildcards.it)
+    return [] if it == 1 else [f"{run_of(wildcards)}/it{it - 1}/mira.json"]
+
+
+def state_option(wildcards, input):
+    return f"--state {input.state}" if input.state else ""
+
+
+def mira_shard_results(wildcards):
+    """The shard results of epoch it (iterative parameter mixing, McDonald et al. 2010)."""
+    shards = int(tuner_param(wildcards, "shards"))
+    return [
+        f"{run_of(wildcards)}/it{wildcards.it}/mira.shard{k}.json"
+        for k in range(shards)
+    ]
+
+
+def lattice_beam():
+    return config["tuning"]["lattice_beam"]
+
+
 # ---------------------------------------------------------------- wildcard constraints
 # iterations after the shared first one (a rule-level constraint of the rules of it >= 2)
 LATER_ITERATION = r"[2-9]|[1-9]\d+"
@@ -520,7 +597,7 @@ LATER_ITERATION = r"[2-9]|[1-9]\d+"
 
 wildcard_constraints:
     pair="|".join(PAIRS),
-    fs="small|medium|big",
+    fs="small|medium|big|overfit",
     method="|".join(ALL_METHODS),
     setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+0-9.eE]+",
     sample=r"\d+",
@@ -528,3 +605,4 @@ wildcard_constraints:
     index="[01]",
     testset="|".join(sorted({t for p in PAIRS.values() for t in p.tests})),
     table="|".join(TABLES),
+    shard=r"\d+",

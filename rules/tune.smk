@@ -2,7 +2,7 @@
 #
 # Iteration 1 of every run of a (pair, feature set) decodes with the same initial weights (§4.2),
 # and a dev sub-sample is a subset of the dev set; so the full dev set is decoded once with them
-# (decode_first: k-best, 1-best and the lattice, for lattice-based runs) and each sub-sample's
+# (decode_first: k-best and 1-best) and each sub-sample's
 # iteration-1 files are cut from it (first_sample: k-best and 1-best sliced by the sub-sample's ids,
 # the 1-best's BLEU, and the binary pool of iteration 1 with its BLEU statistics), shared by every
 # method and setting. Iteration it >= 2 decodes the run's sub-sample with the weights of it-1
@@ -21,7 +21,6 @@ rule decode_first:
     output:
         kbest=first_path("dev.kbest.gz"),
         best=first_path("dev.1best"),
-        lattice=first_path("dev.lattice.gz"),
     params:
         model=model_of,
         k=config["tuning"]["k"],
@@ -37,8 +36,8 @@ rule decode_first:
         mem_mb=3000,
     shell:
         "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
-        "--kbest {output.kbest} --k {params.k} --output {output.best} --lattice {output.lattice} "
-        "--jobs {threads} {params.search} > {log} 2>&1"
+        "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} "
+        "> {log} 2>&1"
 
 
 rule first_sample:
@@ -71,23 +70,7 @@ rule first_sample:
         "> {log} 2>&1"
 
 
-rule first_sample_lattice:
-    input:
-        lattice=rules.decode_first.output.lattice,
-        ids=data_path("{pair}", "dev/s{sample}.ids"),
-    output:
-        first_path("s{sample}/dev.lattice.gz"),
-    conda:
-        "../envs/smtlib.yaml"
-    log:
-        first_log("s{sample}/first_sample_lattice.log"),
-    shell:
-        "smtlib kbest slice --ids {input.ids} --lattice {input.lattice} {output} > {log} 2>&1"
-
-
 rule decode_dev:
-    wildcard_constraints:
-        it=LATER_ITERATION,
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=prev_weights,
@@ -97,6 +80,9 @@ rule decode_dev:
         kbest=run_path("it{it}/dev.kbest.gz"),
         best=run_path("it{it}/dev.1best"),
         bleu=run_path("it{it}/dev.bleu.json"),
+    wildcard_constraints:
+        it=LATER_ITERATION,
+        method=methods_regex("kbest", "online"),
     params:
         model=model_of,
         k=config["tuning"]["k"],
@@ -119,8 +105,6 @@ rule decode_dev:
 
 
 rule tune_first:
-    wildcard_constraints:
-        it="1",
     input:
         pool=first_pool,
         ref=dev_ref,
@@ -128,6 +112,9 @@ rule tune_first:
     output:
         weights=run_path("it{it}/weights"),
         info=run_path("it{it}/tune.json"),
+    wildcard_constraints:
+        it="1",
+        method=methods_regex("kbest"),
     params:
         settings=tune_settings,
         seed=tune_seed,
@@ -147,8 +134,6 @@ rule tune_first:
 
 
 rule tune:
-    wildcard_constraints:
-        it=LATER_ITERATION,
     input:
         pool=kbest_pool,
         kbest=run_path("it{it}/dev.kbest.gz"),
@@ -158,6 +143,9 @@ rule tune:
         pool=temp(run_path("it{it}/dev.pool")),
         weights=run_path("it{it}/weights"),
         info=run_path("it{it}/tune.json"),
+    wildcard_constraints:
+        it=LATER_ITERATION,
+        method=methods_regex("kbest"),
     params:
         settings=tune_settings,
         seed=tune_seed,

@@ -113,3 +113,27 @@ def test_feature_names_are_safe():
     for name in vocab.names:
         assert "_" in name and not re.search(r"[\s=#]", name), name
         assert not re.search(r"_\d+$", name), name  # would read as a dense NAME_k
+
+
+def test_exact_count_table_gives_every_joint_count_its_own_feature(tmp_path):
+    """Figure 1's over-fitting set (§5.1): the count-bin item becomes cb_eqN for the joint count N;
+    everything else on the line is unchanged."""
+    from smtlib.errors import InputError
+    from smtlib.system.sparse import exact_count_table
+
+    lines = [
+        "le chat ||| the cat ||| 0.5 0.4 0.3 0.2 ||| 0-0 1-1 ||| 10 12 7 ||| tu_none 1 cb_le8 1 wp_le_the 1",
+        "le ||| the ||| 0.9 0.8 0.7 0.6 ||| 0-0 ||| 300 310 250 ||| cb_le1k 1",
+        "un ||| a ||| 0.1 0.2 0.3 0.4 ||| 0-0 ||| 9 9 7 ||| cb_le8 1 lb_src1tgt1 1",
+    ]
+    src = tmp_path / "pt.txt"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert exact_count_table(src, tmp_path / "out.txt") == 2  # joint counts 7 and 250
+    out = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
+    assert out[0] == lines[0].replace("cb_le8 1", "cb_eq7 1")
+    assert out[1] == lines[1].replace("cb_le1k 1", "cb_eq250 1")
+    assert out[2] == lines[2].replace("cb_le8 1", "cb_eq7 1")
+    assert not re.search(r"_\d+$", "cb_eq7")  # never looks like a dense name
+    (tmp_path / "bad.txt").write_text(lines[0] + "\nle ||| the ||| 0.9\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.txt:2: "):
+        exact_count_table(tmp_path / "bad.txt", tmp_path / "bad.out")

@@ -55,6 +55,8 @@ LEARN: dict[str, dict[str, object]] = {
     "pro": {"psi": 1.0},
     "cmira": {"C": 0.1},
     "rampion": {"l2": 10.0},
+    # online MIRA's one epoch moves at most C = 0.01 per sentence by design: judged over J = 30 epochs
+    "mira": {"epochs": 30},
 }
 
 #: further settings whose code paths the degenerate pools must also survive

@@ -159,6 +159,17 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
     pairs = {r[0] for r in runs}
     replay = config["replay"]
     tests = sum(len(PAIRS[r[0]].tests) for r in runs)
+    # what each run's method reads: a k-best pool, lattices (lbmert, lbmira) or the decoder (mira)
+    from smtlib.tuners.registry import get_tuner_class
+
+    def kind(method):
+        return getattr(get_tuner_class(method), "input_kind", "kbest")
+
+    def shards(method):
+        return int(config["method_settings"].get(method, {}).get("shards", get_tuner_class(method).defaults["shards"]))
+
+    runs_of = {k: [r for r in runs if kind(r[2]) == k] for k in ("kbest", "lattice", "online")}
+    shared = runs_of["kbest"] + runs_of["online"]  # the runs whose iteration 1 is the shared first decode
     return {
         "data_train": len(pairs), "data_dev": len(pairs),
         "data_test": sum(len(PAIRS[p].tests) for p in pairs),
@@ -166,10 +177,16 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "train_prepare": len(pairs), "train_align": len(pairs), "train_phrases0": len(pairs),
         "train_phrases1": len({p for p, fs in systems if fs != "small"}),
         "train_lm": len(pairs) + len({p for p, fs in systems if fs != "small"}),
-        "train_assemble": len(systems), "init_weights": len(systems),
-        # iteration 1: one shared decode per system, each sub-sample's share of it; then each run's own
-        "decode_first": len(systems), "first_sample": len({(r[0], r[1], r[4]) for r in runs}),
-        "tune_first": len(runs), "decode_dev": len(runs) * n_it, "tune": len(runs) * (n_it - 1),
+        "train_assemble": len({s for s in systems if s[1] != "overfit"}),
+        "train_assemble_overfit": len({s for s in systems if s[1] == "overfit"}), "init_weights": len(systems),
+        # iteration 1 of the k-best and online runs: one shared decode per system, each sub-sample's
+        # share of it; lattice runs decode their own lattices from iteration 1 on
+        "decode_first": len({(r[0], r[1]) for r in shared}),
+        "first_sample": len({(r[0], r[1], r[4]) for r in shared}),
+        "tune_first": len(runs_of["kbest"]),
+        "decode_dev": len(shared) * n_it, "tune": len(runs_of["kbest"]) * (n_it - 1),
+        "decode_dev_lattice": len(runs_of["lattice"]) * (n_it + 1), "tune_lattice": len(runs_of["lattice"]) * n_it,
+        "mira_shard": sum(shards(r[2]) for r in runs_of["online"]) * n_it, "mira_mix": len(runs_of["online"]) * n_it,
         "select_best": len(runs),
         "decode_test": tests, "run_summary": len(runs),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
@@ -184,15 +201,15 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
-    r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=300)
+    r = snakemake(tmp_path, "-n", "--quiet", "rules", data_dir=data_dir, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     expected = {k: v for k, v in expected_default_jobs(config).items() if v}
     assert counts.pop("total") == sum(expected.values())
     assert counts == expected
-    # the full experiment: 3 pairs x (16 methods x 3 feature sets - MERT on Big) x 5 runs + 12 sweep runs
-    assert expected["select_best"] == 3 * (16 * 3 - 1) * 5 + 12
+    # the full experiment: 3 pairs x (19 methods x 3 feature sets - both MERTs on Big) x 5 runs + 12 sweep runs
+    assert expected["select_best"] == 3 * (19 * 3 - 2) * 5 + 12
 
 
 def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):

@@ -35,8 +35,8 @@ from smtlib.io import atomic_output, open_text, read_lines
 HELP = "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"
 
 #: the paper's names of our registered methods (Cherry & Foster 2012, §4)
-PAPER_NAMES = {"mert": "kb-mert", "kbmira": "kb-mira"}
-FEATURE_SET_TITLES = {"small": "Small", "medium": "Medium", "big": "Big"}
+PAPER_NAMES = {"mert": "kb-mert", "lbmert": "lb-mert", "kbmira": "kb-mira", "lbmira": "lb-mira"}
+FEATURE_SET_TITLES = {"small": "Small", "medium": "Medium", "big": "Big", "overfit": "Big (over-fitting)"}
 META_KEYS = ("pair", "fs", "method", "setting", "sample")
 
 

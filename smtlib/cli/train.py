@@ -150,6 +150,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "DIR/compiled.bin.")
     p.add_argument("--work", required=True, help="work directory with the stages' outputs")
     p.add_argument("--feature-set", choices=("small", "medium", "big"), required=True, help="feature set")
+    p.add_argument("--count-bins", choices=("paper", "exact"), default="paper",
+                   help="big: the 11 count bins of Table 3 (paper) or one feature per joint count, the "
+                        "over-fitting set of Cherry & Foster 2012 §5.1 (exact)")
     p.add_argument("--out", required=True, help="model directory to write")
 
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
@@ -204,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
             info["check"] = _check_lm(args)
         _print(info)
     elif stage == "assemble":
-        spec = b.stage_assemble(args.work, args.out, feature_set=args.feature_set).to_dict()
+        spec = b.stage_assemble(args.work, args.out, feature_set=args.feature_set, count_bins=args.count_bins).to_dict()
         _print({**spec, "compiled": _compile(args.out)})
     elif stage == "compile":
         _print(_compile(args.model))

@@ -4,6 +4,9 @@
   smtlib tune METHOD --pool POOL --refs REF [REF ...] --init W --out W ...
   smtlib tune --list
 
+Lattice tuners (lbmert, lbmira) read ``--lattice`` files instead, online MIRA (mira) decodes with
+``--model``/``--source``: see :mod:`smtlib.cli.tune_lattice`.
+
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
 references (``--tokenize``/``--lowercase``/``--ref-length``); a binary pool (``--pool``, written by
 ``smtlib kbest add``; also accepted as the one ``--kbest`` file) already holds them, computed against
@@ -23,6 +26,7 @@ import sys
 from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
+from smtlib.cli import tune_lattice
 from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, read_pool
@@ -46,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     add_dialect_option(parser)
     add_bleu_options(parser)
+    tune_lattice.add_arguments(parser)
 
 
 def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
@@ -73,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         for key, value in cls.defaults.items():
             print(f"{key}={value}")
         return 0
+    if getattr(cls, "input_kind", "kbest") != "kbest":  # lattice tuners, online MIRA
+        return tune_lattice.run(cls, args)
     for option in ("refs", "init", "out"):
         if not getattr(args, option):
             raise InputError(f"--{option} is required")

@@ -551,74 +551,28 @@ class Envelope:
     paths: list[list[int]]
 
 
-def _hull(slopes: np.ndarray, icepts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the lines on the upper envelope, left to right, and where each starts."""
-    order = np.lexsort((-icepts, slopes))  # by slope, the highest intercept first among equal slopes
-    keep: list[int] = []
-    starts: list[float] = []
-    for i in order:
-        if keep and slopes[keep[-1]] == slopes[i]:
-            continue  # same slope, lower intercept
-        x = -np.inf
-        while keep:
-            j = keep[-1]
-            x = (icepts[j] - icepts[i]) / (slopes[i] - slopes[j])
-            if x <= starts[-1]:
-                keep.pop()
-                starts.pop()
-                x = -np.inf
-                continue
-            break
-        keep.append(int(i))
-        starts.append(x)
-    return np.array(keep, dtype=np.int64), np.array(starts)
-
-
 def upper_envelope(lat: Lattice, weights: Mapping[str, float] | np.ndarray,
                    direction: Mapping[str, float] | np.ndarray) -> Envelope:
-    """Macherey et al. (2008), Algorithm 1: propagate envelopes through the lattice in topological order.
+    """Macherey et al. (2008): the upper envelope of ``(w + gamma d) . h`` over all paths of ``lat``.
 
-    Each node's envelope is the upper envelope of the lines ``(a + a_e) + gamma (b + b_e)`` over its
-    incoming edges ``e`` and the lines ``a + gamma b`` of the tail's envelope, with
-    ``a_e = w . h_e`` and ``b_e = d . h_e``; the goal's envelope is the answer.
+    Node envelopes are propagated in topological order by the compiled kernel of
+    :mod:`smtlib.decoder.lattice_envelope` (each node's envelope is the upper envelope of its
+    incoming edges' shifted tail envelopes); the goal's envelope is returned with the path of every
+    segment.
     """
+    from smtlib.decoder.lattice_envelope import corpus_envelopes
+
     a_e = lat.edge_scores(weights)
     b_e = lat.edge_scores(direction)
-    incoming: list[list[int]] = [[] for _ in range(lat.n_nodes)]
-    for e in range(lat.n_edges):
-        incoming[lat.heads[e]].append(e)
-    # per node: slopes, intercepts, back-pointers (edge, index in the tail's envelope)
-    env_s: list[np.ndarray | None] = [None] * lat.n_nodes
-    env_i: list[np.ndarray | None] = [None] * lat.n_nodes
-    env_bp: list[np.ndarray | None] = [None] * lat.n_nodes
-    env_s[0] = np.zeros(1)
-    env_i[0] = np.zeros(1)
-    env_bp[0] = np.full((1, 2), -1, dtype=np.int64)
-    for v in range(1, lat.n_nodes):
-        sl, ic, bp = [], [], []
-        for e in incoming[v]:
-            t = lat.tails[e]
-            if env_s[t] is None:
-                continue
-            sl.append(env_s[t] + b_e[e])
-            ic.append(env_i[t] + a_e[e])
-            bp.append(np.stack([np.full(len(env_s[t]), e), np.arange(len(env_s[t]))], axis=1))
-        if not sl:
-            continue
-        s_all, i_all, bp_all = np.concatenate(sl), np.concatenate(ic), np.concatenate(bp)
-        keep, _ = _hull(s_all, i_all)
-        env_s[v], env_i[v], env_bp[v] = s_all[keep], i_all[keep], bp_all[keep]
-    goal = lat.n_nodes - 1
-    if env_s[goal] is None:
+    order = np.lexsort((lat.tails, lat.heads))
+    tails = np.asarray(lat.tails, dtype=np.int64)[order]
+    heads = np.asarray(lat.heads, dtype=np.int64)[order]
+    first, bx, _, _, _, path_off, path_edges = corpus_envelopes(
+        np.array([lat.n_nodes], dtype=np.int64), np.array([0, lat.n_edges], dtype=np.int64), tails, heads,
+        np.ascontiguousarray(a_e[order]), np.ascontiguousarray(b_e[order]))
+    if first[0] < 0:
         return Envelope(np.zeros(0), np.zeros(0), np.zeros(0), [])
-    keep, starts = _hull(env_s[goal], env_i[goal])
-    paths = []
-    for idx in range(len(env_s[goal])):
-        path = []
-        v, j = goal, idx
-        while v != 0:
-            e, jj = env_bp[v][j]
-            path.append(int(e))
-            v, j = int(lat.tails[e]), int(jj)
-        paths.append(path[::-1])
-    return Envelope(starts, env_s[goal][keep], env_i[goal][keep], [paths[i] for i in keep])
+    paths = [order[path_edges[path_off[k] : path_off[k + 1]]].tolist() for k in range(len(path_off) - 1)]
+    slopes = np.array([b_e[p].sum() if p else 0.0 for p in paths])
+    icepts = np.array([a_e[p].sum() if p else 0.0 for p in paths])
+    return Envelope(np.concatenate([[-np.inf], bx]), slopes, icepts, paths)

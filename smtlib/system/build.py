@@ -377,10 +377,20 @@ def _link_or_copy(src: pathlib.Path, dest: pathlib.Path) -> None:
     os.replace(tmp, dest)
 
 
-def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_set: str) -> ModelSpec:
-    """Collect the components of ``feature_set`` from WORK into the model directory ``out``."""
+def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_set: str,
+                   count_bins: str = "paper") -> ModelSpec:
+    """Collect the components of ``feature_set`` from WORK into the model directory ``out``.
+
+    ``count_bins="exact"`` (big only) writes TranslationModel0's table with one count feature per
+    joint count instead of the 11 bins: the over-fitting set of Cherry & Foster (2012), §5.1
+    (:func:`smtlib.system.sparse.exact_count_table`).
+    """
     if feature_set not in FEATURE_SETS:
         raise InputError(f"unknown feature set {feature_set!r} (expected one of {FEATURE_SETS})")
+    if count_bins not in ("paper", "exact"):
+        raise InputError(f"count_bins must be 'paper' or 'exact', got {count_bins!r}")
+    if count_bins == "exact" and feature_set != "big":
+        raise InputError("exact count bins (the over-fitting set) need --feature-set big")
     work, out = pathlib.Path(work), pathlib.Path(out)
     prep = _read_json(work / "prepare.json", "prepare")
     align_info = _read_json(work / "align.json", "align") if (work / "align.json").is_file() else {}
@@ -399,6 +409,8 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
             desc += "; a second alignment of the same corpus, standing in for the forced-alignment TM of Cherry & Foster 2012 §4.2"
         if feature_set == "big" and k == 0:
             desc += "; sixth field: sparse features " + ", ".join(TEMPLATES)
+            if count_bins == "exact":
+                desc += " (count-bin: one feature per joint count, the over-fitting set of Cherry & Foster 2012 §5.1)"
         tms.append(Component(f"TranslationModel{k}", f"phrase-table.{k}.gz", None, desc))
     for k in range(n_lm):
         info = _read_json(work / f"lm.{k}.json", f"lm --index {k}")
@@ -417,13 +429,19 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
         source_lang=prep["src_lang"], target_lang=prep["tgt_lang"], feature_set=feature_set,
         lowercase=bool(prep["lowercase"]), tokenized_input=not prep["tokenizer"], max_phrase_length=max_len,
         dense_features=dense, phrase_tables=tms, language_models=lms, reordering=rts,
-        sparse_templates=list(TEMPLATES) if feature_set == "big" else [], tokenizer=prep["tokenizer"],
+        sparse_templates=([t if t != "count-bin" or count_bins == "paper" else "count-bin-exact" for t in TEMPLATES]
+                          if feature_set == "big" else []), tokenizer=prep["tokenizer"],
     )
     out.mkdir(parents=True, exist_ok=True)
     for comp in tms + lms + rts:
         source = work / comp.path
         if not source.is_file():
             raise InputError(f"missing {comp.path}: its stage has not run", work)
+        if count_bins == "exact" and comp.name == "TranslationModel0":
+            from smtlib.system.sparse import exact_count_table
+
+            exact_count_table(source, out / comp.path)
+            continue
         _link_or_copy(source, out / comp.path)
     write_weights(out / "weights.init", default_weights(spec), header="hand-set starting weights (Moses train-model.perl defaults)")
     write_model_spec(out, spec)

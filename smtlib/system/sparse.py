@@ -19,6 +19,15 @@ frequent inner alignment:
 ``lb_`` *length-bin* (7 + 7 + 49 = 63)
     ``lb_srcN``, ``lb_tgtM`` and ``lb_srcNtgtM`` for the pair's lengths.
 
+**The over-fitting variant** (Cherry & Foster 2012, §5.1, Figure 1: "our Big Fr-En features, with
+the count bin template modified to distinguish each joint count observed in the tuning set"):
+:func:`exact_count_table` rewrites a Big phrase table so that the count-bin feature of every pair
+is ``cb_eqN`` for its joint count N (one feature per distinct count) instead of its bin. Every joint
+count gets its feature, not only those of pairs the tuning set can use: the features that the
+tuning set never fires are never tuned (weight 0) and so are the same as no feature, on the tuning set
+and on the test sets. ``smtlib train assemble --feature-set big --count-bins exact`` builds such a
+model; the workflow calls it the ``overfit`` feature set.
+
 Names: every name contains ``_`` (Moses's rule that tells sparse from dense features). Words inside
 names are escaped so that a name is one whitespace-free token that is safe in n-best lines, weights
 files (``#`` starts a comment there) and moses.ini (``=`` ends a name), and never ends in ``_<digits>``
@@ -221,6 +230,50 @@ def sparse_features(corpus: TokenizedCorpus, pairs: PhrasePairs, vocab: SparseVo
         pairs.rep_e_start, pairs.rep_e_len, pairs.mask, pairs.joint, tu_index, s_top, t_top,
         np.array(COUNT_BOUNDS, np.int64), cb0, wp0, lb0, vocab.max_length, vocab.n_top,
     )
+
+
+EXACT_COUNT_PREFIX = "cb_eq"
+
+
+def exact_count_name(joint: int) -> str:
+    """The over-fitting count feature of a joint count (``cb_eq21``: never ``_<digits>`` at the end)."""
+    return f"{EXACT_COUNT_PREFIX}{int(joint)}"
+
+
+def exact_count_line(line: str) -> tuple[str, int]:
+    """A Big phrase-table line with its count-bin feature replaced by the exact joint-count feature.
+
+    The joint count is the third number of the counts field (``target source joint``, the fifth
+    field); the sixth field's ``cb_*`` item becomes ``cb_eqN``. Returns the line and the count.
+    """
+    fields = line.split(" ||| ")
+    if len(fields) != 6:
+        raise ValueError("a Big phrase-table line has six fields (the sixth: sparse features)")
+    joint = int(float(fields[4].split()[2]))
+    items = fields[5].split()
+    for k in range(0, len(items), 2):
+        if items[k] in COUNT_BIN_NAMES:
+            items[k] = exact_count_name(joint)
+    fields[5] = " ".join(items)
+    return " ||| ".join(fields), joint
+
+
+def exact_count_table(source, dest) -> int:
+    """Write ``dest``, the phrase table ``source`` with exact joint-count features; returns the number
+    of distinct count features."""
+    from smtlib.errors import InputError
+    from smtlib.io import atomic_output, open_text
+
+    counts = set()
+    with open_text(source, what="phrase table") as fh, atomic_output(dest) as out:
+        for lineno, line in enumerate(fh, 1):
+            try:
+                new, joint = exact_count_line(line.rstrip("\n"))
+            except (ValueError, IndexError):
+                raise InputError("not a Big phrase-table line (counts and sparse fields)", source, lineno) from None
+            counts.add(joint)
+            out.write(new + "\n")
+    return len(counts)
 
 
 def render(codes: np.ndarray, offsets: np.ndarray, names: list[str]) -> list[str]:

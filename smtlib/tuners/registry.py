@@ -14,6 +14,9 @@ TUNERS: dict[str, str] = {
     "mert": "smtlib.tuners.mert:Mert",
     "kbmira": "smtlib.tuners.kbmira:KbMira",
     "pro": "smtlib.tuners.pro:Pro",
+    "lbmert": "smtlib.tuners.lbmert:LbMert",
+    "lbmira": "smtlib.tuners.lbmira:LbMira",
+    "mira": "smtlib.tuners.mira:OnlineMira",
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
     "mr": "smtlib.tuners.mr:MinimumRisk",
     "svm": "smtlib.tuners.svm:LatentSVM",

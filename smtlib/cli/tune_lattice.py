@@ -1,0 +1,161 @@
+"""``smtlib tune`` for the tuners that do not read a k-best pool: lattice tuners and online MIRA.
+
+Lattice tuners (``lbmert``, ``lbmira``)::
+
+    smtlib tune lbmira --lattice it3/dev.lattice.gz --kbest it2/paths.kbest.gz --refs dev.en \\
+        --init w2.txt --out w3.txt --paths-out it3/paths.kbest.gz [--seed N] [--set key=value ...]
+
+``--lattice`` files (several are merged per sentence) are this iteration's search graphs
+(``smtlib decode --lattice``); ``--kbest`` files, if any, are the paths aggregated by earlier
+iterations; ``--paths-out`` writes them plus this run's new paths (lb-mert: the paths on a line
+search's upper envelope; lb-mira: the hope and fear paths) for the next iteration.
+
+Online MIRA (``mira``), one epoch of iterative parameter mixing::
+
+    smtlib tune mira --model M --source dev.fr --refs dev.en --init w.txt --out w1.txt [--mixed-out m1.txt]
+    smtlib tune mira --model M --source dev.fr --refs dev.en --init m0.txt --shard 3 --shards 8 \\
+        [--state mix0.json] --out shard3.json
+    smtlib tune mira --mix shard0.json ... shard7.json [--state mix0.json] --out w1.txt \\
+        --mixed-out m1.txt --state-out mix1.json
+
+The first form runs every shard in this process; the second one shard (its result is JSON; ``--state``
+gives the shard the pseudo-document it ended the last epoch with); the third mixes the shards
+(``--out`` the average of all weights so far, ``--mixed-out`` the mixture the next epoch starts
+from, ``--state-out`` the running sums).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from smtlib.bleu.references import read_references
+from smtlib.cli.common import bleu_settings, parse_assignments
+from smtlib.errors import InputError
+from smtlib.io import atomic_output, read_lines
+from smtlib.weights import read_weights, write_weights
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("lattice tuners (lbmert, lbmira) and online MIRA (mira)")
+    g.add_argument("--lattice", nargs="+", help="lattice file(s) of this iteration (lbmert, lbmira)")
+    g.add_argument("--paths-out", help="write the aggregated paths for the next iteration (lbmert, lbmira)")
+    g.add_argument("--model", help="model directory (mira: the decoder in the loop)")
+    g.add_argument("--source", help="source sentences of the dev set (mira)")
+    g.add_argument("--shard", type=int, help="mira: run only this shard (0-based); the output is JSON")
+    g.add_argument("--mix", nargs="+", metavar="SHARD_JSON", help="mira: average these shard results")
+    g.add_argument("--state", help="mira: the previous epoch's mixing state (JSON)")
+    g.add_argument("--state-out", help="mira: write this epoch's mixing state (JSON)")
+    g.add_argument("--mixed-out", help="mira: write the mixed weights the next epoch starts from")
+    g.add_argument("--stack-size", type=int, default=100, help="mira: decoder histogram pruning (default 100)")
+    g.add_argument("--distortion-limit", type=int, default=6, help="mira: decoder distortion limit (default 6)")
+    g.add_argument("--table-limit", type=int, default=20, help="mira: options per source phrase (default 20)")
+
+
+def _info(args: argparse.Namespace, data: dict) -> None:
+    if args.info:
+        with atomic_output(args.info) as fh:
+            json.dump(data, fh, indent=1, default=str)
+
+
+def _require(args: argparse.Namespace, *options: str) -> None:
+    for option in options:
+        if not getattr(args, option.replace("-", "_")):
+            raise InputError(f"--{option} is required")
+
+
+def run(cls, args: argparse.Namespace) -> int:
+    """Dispatch on the tuner's ``input_kind``."""
+    tuner = cls(seed=args.seed, **parse_assignments(args.set))
+    if cls.input_kind == "lattice":
+        return _run_lattice(tuner, args)
+    return _run_online(tuner, args)
+
+
+def _checked(tuner, weights: np.ndarray, init: np.ndarray, info: dict) -> tuple[np.ndarray, dict]:
+    """The base class's checks: finite weights; all-zero weights fall back to the initial ones."""
+    if not np.all(np.isfinite(weights)):
+        raise FloatingPointError(f"{tuner.name} produced non-finite weights")
+    if not np.any(weights):
+        print(f"warning: {tuner.name} produced all-zero weights; keeping the initial weights", file=sys.stderr)
+        return init.copy(), {**info, "fallback": "all-zero weights, kept init"}
+    return weights, info
+
+
+def _run_lattice(tuner, args: argparse.Namespace) -> int:
+    from smtlib.tuners.lattice_data import load_lattice_problem, path_lines, write_paths
+
+    _require(args, "lattice", "refs", "init", "out")
+    references = read_references(args.refs)
+    settings = bleu_settings(args)
+    init_weights = read_weights(args.init)
+    density = float(tuner.params.get("density", 0.0))
+    ls, refs, n_in = load_lattice_problem(args.lattice, args.kbest, references, settings,
+                                          prune_weights=init_weights, density=density)
+    init = ls.weight_vector(init_weights)
+    result = tuner.fit_lattices(ls, refs, init)
+    weights, info = _checked(tuner, result.weights, init, result.info)
+    out = dict(zip(ls.all_feature_names, map(float, weights), strict=True))
+    for name, value in init_weights.items():
+        out.setdefault(name, value)
+    header = (f"smtlib tune {tuner.name} seed={args.seed} lattice BLEU {100 * info['objective_init']:.2f} -> "
+              f"{100 * info['objective']:.2f} ({settings.signature()})")
+    write_weights(args.out, out, header=header)
+    new_paths = getattr(tuner, "envelope_paths", None) or getattr(tuner, "hope_fear_paths", [])
+    kept = 0
+    if args.paths_out:
+        kept = write_paths(args.paths_out, args.kbest, path_lines(ls, new_paths, init))
+    _info(args, {"method": tuner.name, "seed": args.seed, "params": tuner.params, "paths_in": n_in,
+                 "paths_new": kept, **info})
+    print(header + f"; {n_in} aggregated paths in, {kept} new", file=sys.stderr)
+    return 0
+
+
+def _run_online(tuner, args: argparse.Namespace) -> int:
+    from smtlib.tuners.mira import mix, read_json, write_json
+
+    if args.mix:
+        _require(args, "out")
+        previous = read_json(args.state, "mira state") if args.state else None
+        shards = [read_json(p, "mira shard result") for p in args.mix]
+        mixed = mix(shards, previous)
+        write_weights(args.out, mixed["average"], header=f"smtlib tune mira: average of all weights, {mixed['steps']} steps")
+        if args.mixed_out:
+            write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
+        if args.state_out:
+            write_json(args.state_out, mixed)
+        _info(args, {"method": "mira", "shards": len(shards), "steps": mixed["steps"], "updates": mixed["updates"]})
+        return 0
+    _require(args, "model", "source", "refs", "init", "out")
+    references = read_references(args.refs)
+    sources = read_lines(args.source, what="source", allow_empty=True)
+    init = read_weights(args.init)
+    previous = read_json(args.state, "mira state") if args.state else None
+    options = {"stack_size": args.stack_size, "distortion_limit": args.distortion_limit, "table_limit": args.table_limit}
+    settings = bleu_settings(args)
+    if args.shard is not None:
+        bg = previous["bg"].get(str(args.shard)) if previous else None
+        result = tuner.run_shard(args.model, sources, references, init, args.shard, settings=settings, bg=bg,
+                                 decoder_options=options)
+        write_json(args.out, result)
+        print(f"smtlib tune mira: shard {args.shard}/{tuner.params['shards']}, {result['steps']} sentences, "
+              f"{result['updates']} updates", file=sys.stderr)
+        return 0
+    results = []
+    for shard in range(tuner.params["shards"]):
+        bg = previous["bg"].get(str(shard)) if previous else None
+        results.append(tuner.run_shard(args.model, sources, references, init, shard, settings=settings, bg=bg,
+                                       decoder_options=options))
+    mixed = mix(results, previous)
+    write_weights(args.out, mixed["average"], header=f"smtlib tune mira: average of all weights, {mixed['steps']} steps")
+    if args.mixed_out:
+        write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
+    if args.state_out:
+        write_json(args.state_out, mixed)
+    _info(args, {"method": "mira", "shards": len(results), "steps": mixed["steps"], "updates": mixed["updates"]})
+    print(f"smtlib tune mira: {len(results)} shards, {mixed['steps']} sentences, {mixed['updates']} updates",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,296 @@
+"""Upper envelopes over all paths of a lattice: the line search of lattice MERT (Macherey et al. 2008).
+
+Along a line ``w(x) = w + x d`` every path ``p`` of a lattice is a line in ``x`` with intercept
+``a_p = w . h(p)`` and slope ``b_p = d . h(p)``; both are sums over the path's edges
+(``a_e = w . h_e``, ``b_e = d . h_e``). The 1-best path as a function of ``x`` is the upper
+envelope of these (exponentially many) lines. Macherey et al. (2008, §3, Algorithm 1 "SweepLine" and
+the lattice envelope propagation) compute it exactly by dynamic programming: the envelope of a node
+is the upper envelope of the lines ``l + (a_e, b_e)`` over its incoming edges ``e`` and the lines
+``l`` of the envelope of ``e``'s tail; lines that are not on a node's envelope cannot be on the
+goal's envelope, so the node envelopes stay small (a few lines each) although the number of
+paths is exponential. The goal's envelope is the sentence's envelope, each of its lines a path.
+
+Here every node's candidate lines are scanned in slope order with the convex-hull rule used by the
+k-best line search (:mod:`smtlib.tuners.mert_envelope`): among equal slopes only the highest
+intercept can win (on an exact tie, the candidate of the lower edge id, then of the lower line of the
+tail, wins), and a line is dropped when the next steeper line overtakes its predecessor no later than
+it does. Nodes are numbered topologically (``tail < head``) and edges sorted by head, so one pass over
+the edges in order visits every node after all of its predecessors.
+
+:func:`corpus_envelopes` does this for every sentence of a :class:`~smtlib.decoder.lattice_set.LatticeSet`
+in one compiled call and returns the goal envelopes as breakpoints in the representation of the
+k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
+previous path)`` per breakpoint), together with the edges of every path on an envelope, so that
+the corpus-level merge and the choice of the best interval are the k-best line search's own
+(:func:`smtlib.tuners.mert_envelope.interval_scores` / ``best_point``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_NEG_INF = -np.inf
+
+
+@numba.njit(cache=True)
+def _grow_f(arr, used, capacity):
+    out = np.empty(capacity, dtype=arr.dtype)
+    out[:used] = arr[:used]
+    return out
+
+
+@numba.njit(cache=True)
+def _grow_i(arr, used, capacity):
+    out = np.empty(capacity, dtype=arr.dtype)
+    out[:used] = arr[:used]
+    return out
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _push(ss, si, se, sp, sx, top, sl, ic, ed, pr):
+    """Add a line (in non-decreasing slope order) to the hull stack; returns the new stack size.
+
+    A line with the slope of the top replaces it only with a strictly higher intercept (so on an
+    exact tie the line met first stays); a line is popped when the new one overtakes the line
+    below it no later than it started to be the maximum.
+    """
+    if top > 0 and ss[top - 1] == sl:
+        if ic <= si[top - 1]:
+            return top
+        top -= 1
+    x = _NEG_INF
+    while top > 0:
+        x = (si[top - 1] - ic) / (sl - ss[top - 1])  # sl > ss[top - 1] here: x is finite or +-inf
+        if top > 1 and x <= sx[top - 1]:
+            top -= 1
+            continue
+        break
+    ss[top] = sl
+    si[top] = ic
+    se[top] = ed
+    sp[top] = pr
+    sx[top] = x if top > 0 else _NEG_INF
+    return top + 1
+
+
+@numba.njit(cache=True, error_model="numpy")
+def sentence_envelope(n_nodes, lo, hi, tails, heads, a, b, ws):
+    """Envelopes of every node of one lattice (edges ``lo:hi``, sorted by head, local node ids).
+
+    ``ws`` is a workspace tuple of growable arrays (see :func:`new_workspace`); the (possibly grown)
+    workspace is returned with the number of lines used. Node ``v``'s envelope is lines
+    ``node_lo[v]:node_hi[v]`` of ``env_*`` (``ws[0:4]``; ``node_lo``/``node_hi`` are ``ws[4:6]``) in
+    increasing slope: slope ``env_s``, intercept ``env_i``, the edge that enters ``v`` (``env_e``, -1
+    at the start) and the line of the tail's envelope it extends (``env_p``, an index into ``env_*``).
+
+    A node's envelope is built by merging its incoming edges one at a time: the current envelope and
+    the next edge's shifted tail envelope are both sorted by slope, so one linear merge feeds the
+    hull scan (:func:`_push`) and the result replaces the current envelope. On equal slopes the
+    current envelope's line comes first, so exact ties go to the lower edge id, then to the lower
+    line of the tail's envelope.
+    """
+    env_s, env_i, env_e, env_p, node_lo, node_hi, cur, nxt = ws
+    if node_lo.shape[0] < n_nodes:
+        node_lo = np.empty(2 * n_nodes, dtype=np.int64)
+        node_hi = np.empty(2 * n_nodes, dtype=np.int64)
+    for v in range(n_nodes):
+        node_lo[v] = 0
+        node_hi[v] = 0
+    if n_nodes == 0:
+        return (env_s, env_i, env_e, env_p, node_lo, node_hi, cur, nxt), 0
+    env_s[0] = 0.0
+    env_i[0] = 0.0
+    env_e[0] = -1
+    env_p[0] = -1
+    node_hi[0] = 1
+    used = 1
+    e = lo
+    while e < hi:
+        v = heads[e]
+        first = e
+        while e < hi and heads[e] == v:
+            e += 1
+        # size bound: the merged envelope has at most the sum of the tails' envelope sizes
+        bound = 0
+        for k in range(first, e):
+            bound += node_hi[tails[k]] - node_lo[tails[k]]
+        if bound == 0:
+            continue
+        if cur.shape[1] < bound + 1:
+            cur = np.empty((5, 2 * bound + 2))
+            nxt = np.empty((5, 2 * bound + 2))
+        cs, ci, ce, cp, cx = cur[0], cur[1], cur[2], cur[3], cur[4]
+        ns, ni, ne_, np_, nx = nxt[0], nxt[1], nxt[2], nxt[3], nxt[4]
+        n_cur = 0
+        for k in range(first, e):
+            t = tails[k]
+            j = node_lo[t]
+            j_hi = node_hi[t]
+            if j == j_hi:
+                continue
+            bk = b[k]
+            ak = a[k]
+            if n_cur == 0:  # the first envelope: scanned alone (rounding can make shifted slopes equal)
+                for q in range(j, j_hi):
+                    n_cur = _push(cs, ci, ce, cp, cx, n_cur, env_s[q] + bk, env_i[q] + ak, k, q)
+                continue
+            i = 0
+            top = 0
+            while i < n_cur or j < j_hi:
+                if j >= j_hi or (i < n_cur and cs[i] <= env_s[j] + bk):
+                    top = _push(ns, ni, ne_, np_, nx, top, cs[i], ci[i], ce[i], cp[i])
+                    i += 1
+                else:
+                    top = _push(ns, ni, ne_, np_, nx, top, env_s[j] + bk, env_i[j] + ak, k, j)
+                    j += 1
+            cs, ns = ns, cs
+            ci, ni = ni, ci
+            ce, ne_ = ne_, ce
+            cp, np_ = np_, cp
+            cx, nx = nx, cx
+            n_cur = top
+        if used + n_cur > env_s.shape[0]:
+            capacity = 2 * (used + n_cur)
+            env_s = _grow_f(env_s, used, capacity)
+            env_i = _grow_f(env_i, used, capacity)
+            env_e = _grow_i(env_e, used, capacity)
+            env_p = _grow_i(env_p, used, capacity)
+        for q in range(n_cur):
+            env_s[used + q] = cs[q]
+            env_i[used + q] = ci[q]
+            env_e[used + q] = np.int64(ce[q])
+            env_p[used + q] = np.int64(cp[q])
+        node_lo[v] = used
+        node_hi[v] = used + n_cur
+        used += n_cur
+    return (env_s, env_i, env_e, env_p, node_lo, node_hi, cur, nxt), used
+
+
+def new_workspace(capacity: int = 1024):
+    """Growable buffers for :func:`sentence_envelope`."""
+    return (
+        np.empty(capacity, dtype=np.float64),
+        np.empty(capacity, dtype=np.float64),
+        np.empty(capacity, dtype=np.int64),
+        np.empty(capacity, dtype=np.int64),
+        np.empty(capacity, dtype=np.int64),
+        np.empty(capacity, dtype=np.int64),
+        np.empty((5, 64)),
+        np.empty((5, 64)),
+    )
+
+
+@numba.njit(cache=True, error_model="numpy")
+def goal_starts(env_s, env_i, lo, hi):
+    """Where each line of an envelope (lines ``lo:hi`` in increasing slope) starts to be the maximum."""
+    out = np.empty(hi - lo)
+    if hi > lo:
+        out[0] = _NEG_INF
+    for k in range(lo + 1, hi):
+        x = (env_i[k - 1] - env_i[k]) / (env_s[k] - env_s[k - 1])
+        if not np.isfinite(x):
+            x = 1e300 if x > 0 else -1e300
+        out[k - lo] = x
+    return out
+
+
+@numba.njit(cache=True)
+def trace_path(line, env_e, env_p, tails, buf):
+    """Edges of the path of envelope line ``line`` (start to goal) written to ``buf``; returns the count."""
+    n = 0
+    q = line
+    while env_e[q] >= 0:
+        buf[n] = env_e[q]
+        n += 1
+        q = env_p[q]
+    for k in range(n // 2):
+        tmp = buf[k]
+        buf[k] = buf[n - 1 - k]
+        buf[n - 1 - k] = tmp
+    return n
+
+
+@numba.njit(cache=True)
+def corpus_envelopes(n_nodes, edge_off, tails, heads, a, b):
+    """Goal envelopes of every sentence, as k-best-line-search breakpoints over their paths.
+
+    Parameters
+    ----------
+    n_nodes, edge_off
+        (S,) nodes per sentence and (S+1,) edge ranges (edges sorted by head; local node ids).
+    a, b
+        (E,) ``w . h_e`` and ``d . h_e`` of every edge.
+
+    Returns
+    -------
+    first : (S,) int64
+        The path (an index into the returned paths) that is best at ``x -> -inf``, -1 for an
+        empty lattice.
+    bx, bnew, bprev : breakpoints
+        Positions, the path that becomes best there and the one it replaces (ordered by sentence,
+        then by x).
+    path_sent, path_off, path_edges
+        Sentence of each path and its global edge ids (start to goal), ``path_off`` delimiting them.
+    """
+    n_sent = n_nodes.shape[0]
+    ws = (np.empty(1024), np.empty(1024), np.empty(1024, np.int64), np.empty(1024, np.int64),
+          np.empty(1024, np.int64), np.empty(1024, np.int64), np.empty((5, 64)), np.empty((5, 64)))
+    first = np.full(n_sent, -1, dtype=np.int64)
+    cap_b = max(16, 8 * n_sent)
+    bx = np.empty(cap_b)
+    bnew = np.empty(cap_b, dtype=np.int64)
+    bprev = np.empty(cap_b, dtype=np.int64)
+    nb = 0
+    cap_p = max(16, 8 * n_sent)
+    path_sent = np.empty(cap_p, dtype=np.int64)
+    path_off = np.zeros(cap_p + 1, dtype=np.int64)
+    cap_e = max(64, 64 * n_sent)
+    path_edges = np.empty(cap_e, dtype=np.int64)
+    n_paths = 0
+    buf = np.empty(1024, dtype=np.int64)
+    for s in range(n_sent):
+        nn = n_nodes[s]
+        if nn == 0:
+            continue
+        lo = edge_off[s]
+        hi = edge_off[s + 1]
+        ws, used = sentence_envelope(nn, lo, hi, tails, heads, a, b, ws)
+        env_s, env_i, env_e, env_p, node_lo, node_hi = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5]
+        g_lo = node_lo[nn - 1]
+        g_hi = node_hi[nn - 1]
+        if g_hi == g_lo:
+            continue
+        starts = goal_starts(env_s, env_i, g_lo, g_hi)
+        m = g_hi - g_lo
+        if n_paths + m > cap_p:
+            cap_p = 2 * (n_paths + m)
+            path_sent = _grow_i(path_sent, n_paths, cap_p)
+            path_off = _grow_i(path_off, n_paths + 1, cap_p + 1)
+        if nb + m > cap_b:
+            cap_b = 2 * (nb + m)
+            bx = _grow_f(bx, nb, cap_b)
+            bnew = _grow_i(bnew, nb, cap_b)
+            bprev = _grow_i(bprev, nb, cap_b)
+        if buf.shape[0] < nn + 1:
+            buf = np.empty(2 * (nn + 1), dtype=np.int64)
+        for k in range(m):
+            length = trace_path(g_lo + k, env_e, env_p, tails, buf)
+            if path_off[n_paths] + length > cap_e:
+                cap_e = 2 * (path_off[n_paths] + length)
+                path_edges = _grow_i(path_edges, path_off[n_paths], cap_e)
+            base = path_off[n_paths]
+            for j in range(length):
+                path_edges[base + j] = buf[j]
+            path_off[n_paths + 1] = base + length
+            path_sent[n_paths] = s
+            if k == 0:
+                first[s] = n_paths
+            else:
+                bx[nb] = starts[k]
+                bnew[nb] = n_paths
+                bprev[nb] = n_paths - 1
+                nb += 1
+            n_paths += 1
+    return (first, bx[:nb], bnew[:nb], bprev[:nb], path_sent[:n_paths], path_off[: n_paths + 1],
+            path_edges[: path_off[n_paths]])

@@ -1,0 +1,142 @@
+"""Inputs and outputs of the lattice tuners (lb-mert, lb-mira): lattices, aggregated paths, references.
+
+:func:`load_lattice_problem` reads the lattice files of this iteration (optionally density-pruned as
+they are read, lb-mira §3.1) and the aggregated paths of earlier iterations (a k-best file; each
+path becomes a whole-path edge of its sentence's lattice), and prepares the references;
+:func:`write_paths` writes the aggregation for the next iteration: the paths given plus the new
+ones (envelope paths for lb-mert, hope and fear paths for lb-mira), as a Moses n-best file sorted by
+sentence id, without repeating a hypothesis (same words and features) already in it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from smtlib.bleu.stats import BleuSettings, preprocess
+from smtlib.decoder.decoder import format_kbest_line
+from smtlib.decoder.lattice_bleu import LatticeReferences, fill_whole_path_stats, prepare_references
+from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part, read_lattice_set
+from smtlib.errors import InputError
+from smtlib.io import atomic_output, read_lines
+from smtlib.kbest.pool import read_pool
+
+_DENSE = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
+
+
+def reference_lengths(references: Sequence[Sequence[str]], settings: BleuSettings) -> np.ndarray:
+    """(S,) average number of words of each sentence's references (after the BLEU preprocessing)."""
+    refs = [preprocess(list(r), settings) for r in references]
+    return np.array([np.mean([len(r[s].split()) for r in refs]) for s in range(len(refs[0]))])
+
+
+def load_lattice_problem(
+    lattice_files: Sequence[str | os.PathLike],
+    path_files: Sequence[str | os.PathLike] | None,
+    references: Sequence[Sequence[str]],
+    settings: BleuSettings,
+    *,
+    prune_weights: dict[str, float] | None = None,
+    density: float = 0.0,
+) -> tuple[LatticeSet, LatticeReferences, int]:
+    """The lattice set, its references and the number of aggregated paths read.
+
+    With ``density > 0``, every lattice is pruned to ``ceil(density * reference words)`` edges by
+    max-marginal score under ``prune_weights`` as it is read (lb-mira's 50 edges per reference word).
+    """
+    n = len(references[0])
+    transform = None
+    if density > 0:
+        lengths = reference_lengths(references, settings)
+        weights = dict(prune_weights or {})
+
+        def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
+            dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
+            deltas = part[3] @ dense_w
+            rows, cols, vals = part[4]
+            if len(rows):
+                sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
+                np.add.at(deltas, rows, vals * sw)
+            return prune_part(part, deltas, int(math.ceil(density * max(lengths[sid], 1.0))))
+
+    builder = read_lattice_set(lattice_files, n, transform=transform)
+    n_paths = 0
+    if path_files:
+        pool = read_pool(list(path_files), n_sentences=n)
+        names = pool.dense_names
+        cols = []
+        for name in names:
+            if name not in builder._dense_index:
+                raise InputError(f"aggregated paths have dense feature {name!r}, which the lattices do not have",
+                                 path_files[0])
+            cols.append(builder._dense_index[name])
+        csr = pool.sparse
+        for s in range(pool.n_sentences):
+            for r in range(pool.offsets[s], pool.offsets[s + 1]):
+                dense = np.zeros(len(builder.feature_names))
+                dense[cols] = pool.dense[r]
+                lo, hi = csr.indptr[r], csr.indptr[r + 1]
+                sparse = {pool.sparse_names[c]: float(v) for c, v in zip(csr.indices[lo:hi], csr.data[lo:hi], strict=True)}
+                builder.add_path(s, dense, sparse, pool.texts[r].split())
+                n_paths += 1
+    ls = builder.build()
+    refs = prepare_references(ls, references, settings)
+    fill_whole_path_stats(ls, refs)
+    return ls, refs, n_paths
+
+
+def dense_groups(names: Sequence[str]) -> list[tuple[str, int]]:
+    """``NAME_k`` columns as ``[(NAME, count), ...]`` for n-best lines."""
+    groups: list[tuple[str, int]] = []
+    for name in names:
+        m = _DENSE.match(name)
+        group = m.group("group") if m else name
+        if groups and groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    return groups
+
+
+def path_lines(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray) -> list[tuple[int, str]]:
+    """(sentence, n-best line) of every path; the total is ``weights . h``."""
+    groups = dense_groups(ls.feature_names)
+    d = len(ls.feature_names)
+    out = []
+    for s, edges in paths:
+        h = ls.path_features(edges)
+        sparse = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
+        out.append((s, format_kbest_line(s, " ".join(ls.path_words(edges)), h[:d], sparse, float(h @ weights), groups)))
+    return out
+
+
+def write_paths(out_path: str | os.PathLike, previous: Sequence[str | os.PathLike] | None,
+                new: list[tuple[int, str]]) -> int:
+    """Write the previous aggregated paths plus ``new`` (sentence, line); returns the number of new lines kept."""
+    lines: list[tuple[int, int, str]] = []
+    seen = set()
+    order = 0
+    for path in previous or []:
+        for line in read_lines(path, what="k-best file", allow_empty=True):
+            sid = int(line.split(" ||| ", 1)[0])
+            lines.append((sid, order, line))
+            seen.add(line.rsplit(" ||| ", 1)[0])
+            order += 1
+    kept = 0
+    for sid, line in new:
+        key = line.rsplit(" ||| ", 1)[0]
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append((sid, order, line))
+        order += 1
+        kept += 1
+    lines.sort()
+    with atomic_output(out_path) as fh:
+        for _, _, line in lines:
+            fh.write(line + "\n")
+    return kept

@@ -1,0 +1,296 @@
+"""Lattice MERT (``smtlib tune lbmert``): Macherey et al. (2008), the lb-mert row of Cherry & Foster (2012).
+
+MERT whose line search ranges over *every path of every lattice* instead of a k-best list:
+
+* along a line ``w + x d`` the 1-best of each sentence is the upper envelope of its lattice paths'
+  lines, computed exactly by propagating envelopes through the lattice
+  (:mod:`smtlib.decoder.lattice_envelope`; Macherey et al. 2008, §3);
+* every segment of a sentence's envelope is a path whose BLEU statistics are counted from its words
+  (:func:`smtlib.decoder.lattice_bleu.path_stats`); the sentences' breakpoints are merged and corpus
+  BLEU (no smoothing) is scored on every interval, and the best interval is chosen, by the k-best line
+  search's own code (:func:`smtlib.tuners.mert_envelope.interval_scores` and ``best_point``: the
+  leftmost best interval, its midpoint, Moses's steps into an unbounded one);
+* the search around the line search is ``mert``'s: the coordinate axes (plus ``random_directions``
+  random unit directions) per round, sequential or best-of-round sweeps, the current weights plus
+  ``random_restarts`` random starting points (Cherry & Foster §4: 20 random restarts), and the final
+  weights divided by their L1 norm. The parameters have ``mert``'s names and defaults.
+
+Lattices are unpruned (Cherry & Foster §4: "Lattice MERT using unpruned lattices"; decode with
+``--lattice-beam 0``). Across iterations only the paths that were on some line search's upper
+envelope are kept (§4, "aggregating only those paths on the line search's upper envelope"): the
+tuner collects them (:attr:`LbMert.envelope_paths`) and ``smtlib tune lbmert --paths-out`` writes
+them, with the paths it was given, as a k-best file that the next iteration reads with ``--kbest``;
+there they are whole-path edges from the start to the goal of their sentence's lattice.
+
+On a k-best pool (:meth:`fit`), every hypothesis is such a whole-path edge with the pool's BLEU
+statistics, and the line search is exactly k-best MERT's (a test checks it on small lattices against
+``mert``'s line search on the same lattices' complete path lists).
+
+Dense features only, as MERT (n/a on Big in Tables 4-6).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from smtlib.decoder.lattice_bleu import LatticeReferences, path_stats, viterbi_path
+from smtlib.decoder.lattice_envelope import corpus_envelopes
+from smtlib.decoder.lattice_set import LatticeSet, lattice_set_from_pool
+from smtlib.errors import InputError
+from smtlib.kbest.pool import KBestPool
+from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.tuners.mert_envelope import best_point, interval_scores
+from smtlib.tuners.mert_metric import BLEU, bleu_none_from_sums
+
+
+def empty_references(n_sentences: int) -> LatticeReferences:
+    """References for a lattice set whose paths all carry their own statistics (a k-best pool)."""
+    z = np.zeros(0, np.int64)
+    return LatticeReferences(z, np.zeros(n_sentences, np.int64), np.zeros(n_sentences + 1, np.int64), z, z,
+                             np.zeros((n_sentences, 1), np.int64), 0, np.zeros(n_sentences),
+                             np.zeros(n_sentences + 1, np.int64), np.ones(n_sentences, np.int64), z, z)
+
+
+@numba.njit(cache=True)
+def _path_hashes(path_sent, path_off, path_edges):
+    """A 64-bit FNV-1a hash of (sentence, edges) of every path."""
+    out = np.empty(path_sent.shape[0], dtype=np.int64)
+    for p in range(path_sent.shape[0]):
+        h = np.uint64(14695981039346656037)
+        h = (h ^ np.uint64(path_sent[p] + 1)) * np.uint64(1099511628211)
+        for k in range(path_off[p], path_off[p + 1]):
+            h = (h ^ np.uint64(path_edges[k] + 1)) * np.uint64(1099511628211)
+        out[p] = np.int64(h)
+    return out
+
+
+@numba.njit(cache=True)
+def viterbi_paths(n_nodes, edge_off, tails, heads, scores):
+    """The best path of every sentence: (sentence of each path, offsets, edges); empty lattices skipped."""
+    n_sent = n_nodes.shape[0]
+    sent = np.empty(n_sent, dtype=np.int64)
+    off = np.zeros(n_sent + 1, dtype=np.int64)
+    edges = np.empty(tails.shape[0] + 1, dtype=np.int64)
+    buf = np.empty(1024, dtype=np.int64)
+    k = 0
+    for s in range(n_sent):
+        if n_nodes[s] == 0:
+            continue
+        if buf.shape[0] < n_nodes[s] + 1:
+            buf = np.empty(2 * (n_nodes[s] + 1), dtype=np.int64)
+        _, n = viterbi_path(edge_off[s], edge_off[s + 1], n_nodes[s], tails, heads, scores, buf)
+        if n < 0:
+            continue
+        sent[k] = s
+        for j in range(n):
+            edges[off[k] + j] = buf[j]
+        off[k + 1] = off[k] + n
+        k += 1
+    return sent[:k], off[: k + 1], edges[: off[k]]
+
+
+class LatticeLineSearch:
+    """Exact line searches over the lattices of a :class:`LatticeSet` (see the module docstring)."""
+
+    def __init__(self, ls: LatticeSet, refs: LatticeReferences, collect: bool = True):
+        self.ls = ls
+        self.refs = refs
+        self.collect = collect
+        self._seen: set[int] = set()
+        self.paths: list[tuple[int, np.ndarray]] = []  #: (sentence, edges) of envelope paths, in order found
+        self.searches = 0
+
+    def score(self, a: np.ndarray) -> float:
+        """Corpus BLEU (0-1, no smoothing) of the Viterbi paths under edge scores ``a``."""
+        ls = self.ls
+        sent, off, edges = viterbi_paths(ls.n_nodes, ls.edge_off, ls.tails, ls.heads, a)
+        stats = path_stats(ls, self.refs, sent, off, edges)
+        return float(bleu_none_from_sums(stats.sum(axis=0) if len(stats) else np.zeros(10)))
+
+    def search(self, a: np.ndarray, b: np.ndarray, fallback_width: float, unbounded: int | None) -> tuple[float, float]:
+        """Best corpus BLEU along the line with edge intercepts ``a`` and slopes ``b``, and the step."""
+        ls = self.ls
+        first, bx, bnew, bprev, psent, poff, pedges = corpus_envelopes(ls.n_nodes, ls.edge_off, ls.tails, ls.heads, a, b)
+        stats = path_stats(ls, self.refs, psent, poff, pedges)
+        xs, scores = interval_scores(first, bx, bnew, bprev, stats, BLEU)
+        if unbounded is None:
+            score, x, _ = best_point(xs, scores, fallback_width)
+        else:
+            score, x, _ = best_point(xs, scores, fallback_width, unbounded)
+        self.searches += 1
+        if self.collect:
+            self._remember(psent, poff, pedges)
+        return float(score), float(x)
+
+    def _remember(self, psent: np.ndarray, poff: np.ndarray, pedges: np.ndarray) -> None:
+        hashes = _path_hashes(psent, poff, pedges).tolist()
+        seen = self._seen
+        for p, h in enumerate(hashes):
+            if h in seen:
+                continue
+            seen.add(h)
+            edges = pedges[poff[p] : poff[p + 1]]
+            if len(edges) == 1 and self.ls.path_row[edges[0]] >= 0:
+                continue  # a path given as input: it is aggregated already
+            self.paths.append((int(psent[p]), edges.copy()))
+
+
+def _unbounded_rule(name: str) -> int | None:
+    """The code of ``best_point``'s rule for unbounded intervals (None: that version has no choice)."""
+    from smtlib.tuners import mert_envelope
+
+    rules = getattr(mert_envelope, "UNBOUNDED_RULES", None)
+    if rules is None:
+        return None
+    if name not in rules:
+        raise InputError(f"lbmert: unbounded_step must be one of {', '.join(rules)}")
+    return rules[name]
+
+
+class LbMert(Tuner):
+    """Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."""
+
+    name = "lbmert"
+    supports_sparse = False
+    input_kind = "lattice"
+    defaults = {
+        "random_restarts": 20,  # random starting points besides the current weights (C&F 2012 §4, as mert)
+        "random_directions": 0,  # random unit directions per round besides the coordinate axes (as mert)
+        "sweep": "sequential",  # "sequential": take each improving step; "best": one step per round
+        "min_gain": 1e-6,  # a step must improve BLEU (0-1) by more than this
+        "max_rounds": 500,  # safety bound on rounds per starting point
+        "restart_low": 0.0,  # random starting points: uniform in [restart_low, restart_high]
+        "restart_high": 1.0,
+        "unbounded_step": "moses",  # step into an unbounded best interval (see mert_envelope.best_point)
+        "normalize": "l1",  # "l1" (Moses) or "none"
+    }
+
+    def __init__(self, seed: int = 0, **params):
+        super().__init__(seed, **params)
+        #: (sentence, edges) of every lattice path found on an upper envelope by the last fit
+        self.envelope_paths: list[tuple[int, np.ndarray]] = []
+
+    def _check(self) -> None:
+        p = self.params
+        if p["random_restarts"] < 0 or p["random_directions"] < 0:
+            raise InputError("lbmert: random_restarts and random_directions must be >= 0")
+        if p["sweep"] not in ("sequential", "best"):
+            raise InputError("lbmert: sweep must be 'sequential' or 'best'")
+        if p["normalize"] not in ("l1", "none"):
+            raise InputError("lbmert: normalize must be 'l1' or 'none'")
+        if not p["restart_low"] <= p["restart_high"]:
+            raise InputError("lbmert: restart_low must not exceed restart_high")
+        if p["min_gain"] < 0 or p["max_rounds"] < 1:
+            raise InputError("lbmert: min_gain must be >= 0 and max_rounds >= 1")
+        _unbounded_rule(p["unbounded_step"])
+
+    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
+        """Lattice MERT on a k-best pool: every hypothesis a whole path with the pool's statistics."""
+        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+
+    def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
+        """Tune on corpus BLEU over all paths of ``ls`` (weights aligned with ``ls.all_feature_names``)."""
+        self._check()
+        if ls.sparse.shape[1]:
+            raise InputError(f"lbmert works on dense features only; the lattices have {ls.sparse.shape[1]} sparse features")
+        p = self.params
+        init = np.asarray(init, dtype=np.float64)
+        dense = ls.dense
+        n_dense = dense.shape[1]
+        search = LatticeLineSearch(ls, refs)
+        rng = self.rng()
+        starts = [init[:n_dense].copy()]
+        for _ in range(p["random_restarts"]):
+            starts.append(rng.uniform(p["restart_low"], p["restart_high"], size=n_dense))
+        unbounded = _unbounded_rule(p["unbounded_step"])
+        best_w, best_score = starts[0], -np.inf
+        runs = []
+        for k, start in enumerate(starts):
+            w, score, rounds = self._climb(dense, search, start, rng, unbounded)
+            runs.append({"start": k, "score": score, "rounds": rounds})
+            if score > best_score:
+                best_w, best_score = w, score
+        final = best_w.copy()
+        if p["normalize"] == "l1":
+            norm = float(np.abs(final).sum())
+            if norm > 0:
+                final = final / norm
+        weights = init.copy()
+        weights[:n_dense] = final
+        self.envelope_paths = search.paths
+        info = {
+            "metric": "bleu",
+            "objective": best_score,
+            "objective_init": search.score(dense @ init[:n_dense]),
+            "restarts": runs,
+            "line_searches": search.searches,
+            "envelope_paths": len(search.paths),
+            "lattice_edges": int(ls.n_edges),
+        }
+        return TuneResult(weights, info)
+
+    def _climb(self, dense: np.ndarray, search: LatticeLineSearch, start: np.ndarray, rng: np.random.Generator,
+               unbounded: int | None) -> tuple[np.ndarray, float, int]:
+        """Hill-climb from ``start`` with exact lattice line searches (``mert``'s sweeps)."""
+        p = self.params
+        n_dense = dense.shape[1]
+        n_dirs = n_dense + p["random_directions"]
+        w = start.astype(np.float64).copy()
+        a = dense @ w  # kept equal to dense @ w by the same steps as w
+        current = search.score(a)
+        failed = 0
+        last = -1
+        rounds = 0
+        for rounds in range(1, p["max_rounds"] + 1):
+            best_move = None
+            randoms = []
+            for _ in range(p["random_directions"]):
+                r = rng.standard_normal(n_dense)
+                randoms.append(r / max(float(np.linalg.norm(r)), 1e-300))
+            for d in range(n_dirs):
+                if d == last and d < n_dense:
+                    failed += 1
+                    if p["sweep"] == "sequential" and failed >= n_dirs:
+                        break
+                    continue
+                if d < n_dense:
+                    direction = None
+                    b = dense[:, d]
+                    scale = float(np.abs(w).sum())
+                else:
+                    direction = randoms[d - n_dense]
+                    b = dense @ direction
+                    scale = float(np.abs(w).sum()) / max(float(np.abs(direction).sum()), 1e-300)
+                score, x = search.search(a, np.ascontiguousarray(b), scale if scale > 0 else 1.0, unbounded)
+                if not (score > current + p["min_gain"]) or x == 0.0:
+                    failed += 1
+                    if p["sweep"] == "sequential" and failed >= n_dirs:
+                        break
+                    continue
+                if p["sweep"] == "sequential":
+                    _step(w, d, direction, x)
+                    a += x * b
+                    current = score
+                    failed = 0
+                    last = d
+                elif best_move is None or score > best_move[0]:
+                    best_move = (score, x, d, direction)
+            if p["sweep"] == "best":
+                if best_move is None:
+                    break
+                score, x, d, direction = best_move
+                _step(w, d, direction, x)
+                a = dense @ w
+                current = score
+                last = d
+            elif failed >= n_dirs:
+                break
+        return w, search.score(dense @ w), rounds
+
+
+def _step(w: np.ndarray, d: int, direction: np.ndarray | None, x: float) -> None:
+    if direction is None:
+        w[d] += x
+    else:
+        w += x * direction
