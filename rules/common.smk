@@ -12,15 +12,10 @@ from snakemake.utils import validate
 
 from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
 from smtlib.system.align import canonical_symmetrization
-from smtlib.tuners.registry import get_tuner_class, list_tuners
+from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners
 
 
 validate(config, schema="../config/schema/config.schema.yaml")
-
-
-def input_kind(method):
-    """What a tuner reads: "kbest" (a k-best pool), "lattice" (lbmert, lbmira) or "online" (mira)."""
-    return getattr(get_tuner_class(method), "input_kind", "kbest")
 
 
 def _check_config():

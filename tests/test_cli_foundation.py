@@ -186,3 +186,21 @@ def test_top_level_help_imports_no_command_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "tune" in out
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_tune_list_imports_no_optimizer():
+    """``smtlib tune --list`` reads the registry only: no tuner module, no numba, scipy or pandas."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smtlib.cli import main\n"
+        "main(['tune', '--list'])\n"
+        "heavy = ('numba', 'scipy', 'pandas', 'smtlib.kbest.pool', 'smtlib.tuners.mert')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    lines = out.strip().splitlines()
+    assert lines[-1] == "[]"
+    assert any(line.startswith("lbmira\t") for line in lines)

@@ -160,10 +160,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
     replay = config["replay"]
     tests = sum(len(PAIRS[r[0]].tests) for r in runs)
     # what each run's method reads: a k-best pool, lattices (lbmert, lbmira) or the decoder (mira)
-    from smtlib.tuners.registry import get_tuner_class
-
-    def kind(method):
-        return getattr(get_tuner_class(method), "input_kind", "kbest")
+    from smtlib.tuners.registry import get_tuner_class, input_kind as kind
 
     def shards(method):
         return int(config["method_settings"].get(method, {}).get("shards", get_tuner_class(method).defaults["shards"]))

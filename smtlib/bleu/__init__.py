@@ -9,30 +9,15 @@ The statistics vector of one hypothesis (see :mod:`smtlib.bleu.stats`) is the on
 the vectors; every sentence-level variant (:mod:`smtlib.bleu.variants`) transforms them.
 """
 
-from smtlib.bleu.corpus import corpus_bleu, corpus_bleu_from_stats
-from smtlib.bleu.stats import (
-    HYP_LEN,
-    MATCHES,
-    NGRAM_ORDER,
-    REF_LEN,
-    STATS_WIDTH,
-    TOTALS,
-    BleuSettings,
-    compute_stats,
-)
-from smtlib.bleu.variants import VARIANTS, get_variant
+from smtlib._lazy import lazy_exports
 
-__all__ = [
-    "HYP_LEN",
-    "MATCHES",
-    "NGRAM_ORDER",
-    "REF_LEN",
-    "STATS_WIDTH",
-    "TOTALS",
-    "VARIANTS",
-    "BleuSettings",
-    "compute_stats",
-    "corpus_bleu",
-    "corpus_bleu_from_stats",
-    "get_variant",
-]
+_EXPORTS = {
+    **dict.fromkeys(("corpus_bleu", "corpus_bleu_from_stats"), "smtlib.bleu.corpus"),
+    **dict.fromkeys(
+        ("HYP_LEN", "MATCHES", "NGRAM_ORDER", "REF_LEN", "STATS_WIDTH", "TOTALS", "BleuSettings", "compute_stats"),
+        "smtlib.bleu.stats",
+    ),
+    **dict.fromkeys(("VARIANTS", "get_variant"), "smtlib.bleu.variants"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

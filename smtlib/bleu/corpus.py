@@ -13,7 +13,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import expit
 
 from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, TOTALS, BleuSettings, compute_stats
 
@@ -112,6 +111,8 @@ def log_bleu_and_gradient(stats_sum: np.ndarray, bp_smoothness: float = 0.0) -> 
         # min(0, x) smoothed as -s * softplus(-x / s); its derivative is sigmoid(-x / s).
         z = -x / bp_smoothness
         value -= bp_smoothness * float(np.logaddexp(0.0, z))
+        from scipy.special import expit  # here: scipy's import costs start-up time of every command
+
         dval_dx = float(expit(z))
     else:
         dval_dx = 1.0 if x < 0 else 0.0

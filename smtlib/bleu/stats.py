@@ -29,10 +29,11 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
-from smtlib.bleu._kernels import has_other_whitespace, intern_tokens, stats_kernel
 from smtlib.errors import InputError
+
+# numba (smtlib.bleu._kernels) and pandas are imported where they are used: together they cost about
+# a second of start-up that commands which never score (``--help``, ``tune --list``) should not pay.
 
 NGRAM_ORDER = 4
 HYP_LEN = 0
@@ -113,6 +114,8 @@ def token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     Uses the compiled interner on UTF-8 bytes when only spaces separate tokens (always so for
     k-best hypotheses, which the reader normalises), else ``str.split`` and pandas.factorize.
     """
+    from smtlib.bleu._kernels import has_other_whitespace, intern_tokens
+
     joined = "\n".join(texts)
     if joined.count("\n") == max(len(texts) - 1, 0):
         data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
@@ -124,6 +127,8 @@ def token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     flat = [tok for toks in split for tok in toks]
     if not flat:
         return np.zeros(0, dtype=np.int64), offsets, 0
+    import pandas as pd
+
     codes, uniques = pd.factorize(np.array(flat, dtype=object), sort=False)
     return codes.astype(np.int64) + 1, offsets, len(uniques)
 
@@ -179,6 +184,8 @@ def compute_stats(
     sent_offsets = np.zeros(n_sent + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentence_ids, minlength=n_sent), out=sent_offsets[1:])
     renumber = n_types >= 65535  # ids must fit in 16 bits to pack 4-grams exactly
+    from smtlib.bleu._kernels import stats_kernel
+
     stats_sorted = stats_kernel(
         hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, _RULE_CODE[settings.ref_length], renumber
     )

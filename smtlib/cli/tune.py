@@ -23,15 +23,21 @@ import argparse
 import json
 import sys
 
-from smtlib.bleu.corpus import corpus_bleu
+from typing import TYPE_CHECKING
+
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli import tune_lattice
 from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool, read_pool
-from smtlib.tuners.registry import get_tuner_class, list_tuners
+from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners, summary
 from smtlib.weights import check_weight_names, read_weights, write_weights
+
+if TYPE_CHECKING:
+    from smtlib.kbest.pool import KBestPool
+
+# the k-best reader and BLEU scorer (numba, scipy, pandas) are imported in the functions that use
+# them, so `smtlib tune --list` and `--help-params` start in a fraction of a second
 
 HELP = "run one optimizer step on a k-best pool"
 
@@ -55,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
     """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists."""
+    from smtlib.kbest.pool import read_pool
     from smtlib.kbest.store import is_pool_file, load_pool
 
     if args.pool or (len(args.kbest) == 1 and is_pool_file(args.kbest[0])):
@@ -67,9 +74,7 @@ def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
 def run(args: argparse.Namespace) -> int:
     if args.list:
         for name in list_tuners():
-            cls = get_tuner_class(name)
-            first = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-            print(f"{name}\t{first}")
+            print(f"{name}\t{summary(name)}")
         return 0
     if not args.method:
         raise InputError("a METHOD is required (smtlib tune --list names them)")
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         for key, value in cls.defaults.items():
             print(f"{key}={value}")
         return 0
-    if getattr(cls, "input_kind", "kbest") != "kbest":  # lattice tuners, online MIRA
+    if input_kind(args.method) != "kbest":  # lattice tuners, online MIRA
         return tune_lattice.run(cls, args)
     for option in ("refs", "init", "out"):
         if not getattr(args, option):
@@ -86,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.kbest) == bool(args.pool):
         raise InputError("give either --kbest or --pool")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
+    from smtlib.bleu.corpus import corpus_bleu
+
     references = read_references(args.refs)
     settings = bleu_settings(args)
     pool = _read_pool(args, references, settings)

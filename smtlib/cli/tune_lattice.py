@@ -33,9 +33,11 @@ import sys
 import numpy as np
 
 from smtlib.bleu.references import read_references
+from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import bleu_settings, parse_assignments
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
+from smtlib.tuners.registry import input_kind
 from smtlib.weights import read_weights, write_weights
 
 
@@ -68,9 +70,9 @@ def _require(args: argparse.Namespace, *options: str) -> None:
 
 
 def run(cls, args: argparse.Namespace) -> int:
-    """Dispatch on the tuner's ``input_kind``."""
+    """Dispatch on what the tuner reads (:func:`smtlib.tuners.registry.input_kind`)."""
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
-    if cls.input_kind == "lattice":
+    if input_kind(args.method) == "lattice":
         return _run_lattice(tuner, args)
     return _run_online(tuner, args)
 
@@ -102,7 +104,7 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
     for name, value in init_weights.items():
         out.setdefault(name, value)
     header = (f"smtlib tune {tuner.name} seed={args.seed} lattice BLEU {100 * info['objective_init']:.2f} -> "
-              f"{100 * info['objective']:.2f} ({settings.signature()})")
+              f"{100 * info['objective']:.2f} ({BleuSignature(settings, len(references))})")
     write_weights(args.out, out, header=header)
     new_paths = getattr(tuner, "envelope_paths", None) or getattr(tuner, "hope_fear_paths", [])
     kept = 0

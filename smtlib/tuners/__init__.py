@@ -1,6 +1,13 @@
 """Tuners: one module per optimizer, each a :class:`~smtlib.tuners.base.Tuner` in the registry."""
 
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.registry import TUNERS, get_tuner_class, list_tuners
+from smtlib._lazy import lazy_exports
 
-__all__ = ["TUNERS", "TuneResult", "Tuner", "get_tuner_class", "list_tuners"]
+_EXPORTS = {
+    "TuneResult": "smtlib.tuners.base",
+    "Tuner": "smtlib.tuners.base",
+    "TUNERS": "smtlib.tuners.registry",
+    "get_tuner_class": "smtlib.tuners.registry",
+    "list_tuners": "smtlib.tuners.registry",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -16,13 +16,15 @@ from __future__ import annotations
 import abc
 import dataclasses
 import warnings
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool
 from smtlib.values import convert
+
+if TYPE_CHECKING:  # annotations only: importing the k-best reader (numba) costs start-up time
+    from smtlib.kbest.pool import KBestPool
 
 
 @dataclasses.dataclass

@@ -153,7 +153,6 @@ class LbMert(Tuner):
 
     name = "lbmert"
     supports_sparse = False
-    input_kind = "lattice"
     defaults = {
         "random_restarts": 20,  # random starting points besides the current weights (C&F 2012 §4, as mert)
         "random_directions": 0,  # random unit directions per round besides the coordinate axes (as mert)

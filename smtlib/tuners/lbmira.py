@@ -300,7 +300,6 @@ class LbMira(Tuner):
     """Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."""
 
     name = "lbmira"
-    input_kind = "lattice"
     defaults = {
         "epochs": 30,  # J, passes (Cherry & Foster 2012, footnote 3)
         "C": 0.01,  # step cap (§4: all MIRA variants use C = 0.01)

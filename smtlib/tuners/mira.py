@@ -111,7 +111,6 @@ class OnlineMira(Tuner):
     """Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."""
 
     name = "mira"
-    input_kind = "online"
     defaults = {
         "C": 0.01,  # step cap (§4: all MIRA variants use C = 0.01)
         "decay": 0.999,  # pseudo-corpus decay gamma (§4)
@@ -191,7 +190,7 @@ class OnlineMira(Tuner):
         steps = 0
         for s in shard_order(self.seed, shard, sentences).tolist():
             weights = dict(zip(names, state.w.tolist(), strict=True))
-            decoder = Decoder(model, model.read_weights(weights, path="mira weights", allow_missing=True), config)
+            decoder = Decoder(model, model.read_weights(weights, path="mira weights"), config)
             lat = decoder.decode(sources[s], 0, kbest=1, lattice=True).lattice
             refs_s = [[ref[s]] for ref in references]
             ref_words = np.mean([len(r[0].split()) for r in refs_s])

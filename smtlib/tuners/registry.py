@@ -1,37 +1,71 @@
-"""Tuner registry: method name -> ``module:Class``. A new tuner is one module plus one line here.
+"""Tuner registry: method name -> where its class lives, what it reads, its one-line summary.
 
-Entries are imported lazily, so listing methods does not import every optimizer.
+A new tuner is one module plus one entry here. The registry is the one owner of these facts (the
+workflow's method constraints, ``smtlib tune --list`` and the config schema's check read them from
+here), and nothing in it imports an optimizer: listing methods stays fast.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import NamedTuple
 
 from smtlib.errors import InputError
 
-TUNERS: dict[str, str] = {
+#: what a tuner reads: a k-best pool, lattices (lbmert, lbmira) or the decoder itself (online MIRA)
+INPUT_KINDS = ("kbest", "lattice", "online")
+
+
+class Entry(NamedTuple):
+    """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``."""
+
+    target: str
+    kind: str
+    summary: str
+
+
+TUNERS: dict[str, Entry] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
-    "mert": "smtlib.tuners.mert:Mert",
-    "kbmira": "smtlib.tuners.kbmira:KbMira",
-    "pro": "smtlib.tuners.pro:Pro",
-    "lbmert": "smtlib.tuners.lbmert:LbMert",
-    "lbmira": "smtlib.tuners.lbmira:LbMira",
-    "mira": "smtlib.tuners.mira:OnlineMira",
+    "mert": Entry("smtlib.tuners.mert:Mert", "kbest",
+                  "k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."),
+    "kbmira": Entry("smtlib.tuners.kbmira:KbMira", "kbest",
+                  "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999."),
+    "pro": Entry("smtlib.tuners.pro:Pro", "kbest",
+                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=0.1 interpolation."),
+    "lbmert": Entry("smtlib.tuners.lbmert:LbMert", "lattice",
+                  "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."),
+    "lbmira": Entry("smtlib.tuners.lbmira:LbMira", "lattice",
+                  "Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."),
+    "mira": Entry("smtlib.tuners.mira:OnlineMira", "online",
+                  "Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."),
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
-    "mr": "smtlib.tuners.mr:MinimumRisk",
-    "svm": "smtlib.tuners.svm:LatentSVM",
-    "cmira": "smtlib.tuners.cmira:CorpusMira",
-    "softmax": "smtlib.tuners.softmax:SoftmaxLoss",
-    "perceptron": "smtlib.tuners.perceptron:AveragedPerceptron",
-    "arow": "smtlib.tuners.arow:Arow",
-    "linreg": "smtlib.tuners.linreg:LinearRegression",
-    "xbleu": "smtlib.tuners.xbleu:ExpectedBleu",
-    "rampion": "smtlib.tuners.rampion:RampLoss",
+    "mr": Entry("smtlib.tuners.mr:MinimumRisk", "kbest",
+                  'Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr".'),
+    "svm": Entry("smtlib.tuners.svm:LatentSVM", "kbest",
+                  "Latent structured SVM with an oracle set of maximal interpolated BLEU; Cherry & Foster (2012) §3.2."),
+    "cmira": Entry("smtlib.tuners.cmira:CorpusMira", "kbest",
+                  "Corpus-level MIRA with exact corpus-BLEU losses; Tan et al. (2013) Algorithm 1."),
+    "softmax": Entry("smtlib.tuners.softmax:SoftmaxLoss", "kbest",
+                  "Log-linear likelihood of the oracle set with L-BFGS and L2; Neubig & Watanabe (2016) §3.2, §5.2."),
+    "perceptron": Entry("smtlib.tuners.perceptron:AveragedPerceptron", "kbest",
+                  "Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2."),
+    "arow": Entry("smtlib.tuners.arow:Arow", "kbest",
+                  "AROW (diagonal covariance) on hope/fear pairs with a BLEU-difference margin; Neubig & Watanabe (2016) §6.4."),
+    "linreg": Entry("smtlib.tuners.linreg:LinearRegression", "kbest",
+                  "Least-squares regression of (sentence-centred) model scores on sentence BLEU; Neubig & Watanabe (2016) §3.6."),
+    "xbleu": Entry("smtlib.tuners.xbleu:ExpectedBleu", "kbest",
+                  "Expected corpus BLEU from expected sufficient statistics (xBLEU), L-BFGS; Rosti et al. (2010), survey App. A."),
+    "rampion": Entry("smtlib.tuners.rampion:RampLoss", "kbest",
+                  "Ramp loss (hope/fear difference) by CCCP with an exact structured-SVM step; Gimpel & Smith (2012)."),
     # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
-    "sgd": "smtlib.tuners.sgd:PairwiseSGD",
-    "mixsgd": "smtlib.tuners.sgd:MixSGD",
-    "itermixsgd": "smtlib.tuners.sgd:IterMixSGD",
-    "iterselsgd": "smtlib.tuners.sgd:IterSelSGD",
+    "sgd": Entry("smtlib.tuners.sgd:PairwiseSGD", "kbest",
+                  "Pairwise-ranking perceptron SGD on the whole pool (Simianer et al. 2012, Algorithm 1)."),
+    "mixsgd": Entry("smtlib.tuners.sgd:MixSGD", "kbest",
+                  "Pairwise-ranking SGD on random shards, weights mixed after training (Simianer et al. 2012, Algorithm 2)."),
+    "itermixsgd": Entry("smtlib.tuners.sgd:IterMixSGD", "kbest",
+                  "Pairwise-ranking SGD on shards, mixed after every epoch (Simianer et al. 2012, Algorithm 3)."),
+    "iterselsgd": Entry("smtlib.tuners.sgd:IterSelSGD", "kbest",
+                  "Iterative mixing with l1/l2 joint feature selection (Simianer et al. 2012, Algorithm 4)."),
 }
 
 
@@ -39,9 +73,23 @@ def list_tuners() -> list[str]:
     return list(TUNERS)
 
 
-def get_tuner_class(name: str):
-    """The tuner class registered as ``name``."""
+def _entry(name: str) -> Entry:
     if name not in TUNERS:
         raise InputError(f"unknown tuning method {name!r}; choose from {', '.join(TUNERS) or '(none registered)'}")
-    module_name, _, class_name = TUNERS[name].partition(":")
+    return TUNERS[name]
+
+
+def input_kind(name: str) -> str:
+    """What tuner ``name`` reads: ``kbest``, ``lattice`` or ``online`` (without importing it)."""
+    return _entry(name).kind
+
+
+def summary(name: str) -> str:
+    """The one-line description ``smtlib tune --list`` prints."""
+    return _entry(name).summary
+
+
+def get_tuner_class(name: str):
+    """The tuner class registered as ``name``."""
+    module_name, _, class_name = _entry(name).target.partition(":")
     return getattr(importlib.import_module(module_name), class_name)
