@@ -50,3 +50,18 @@ use rule table as table_extended with:
         "../envs/smtlib.yaml"
     log:
         "logs/tables/{table}_extended.log",
+
+
+rule table_vs_paper:
+    input:
+        "results/{table}.tsv",
+    output:
+        "results/{table}_vs_paper.tsv",
+    wildcard_constraints:
+        table="|".join(PAPER_TABLES),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/tables/{table}_vs_paper.log",
+    shell:
+        "smtlib report paper --table {input} --paper {wildcards.table} --out {output} > {log} 2>&1"

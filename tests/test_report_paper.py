@@ -43,3 +43,16 @@ def test_bad_tables_are_input_errors(tmp_path):
     bad.write_text("name\tx\n", encoding="utf-8")
     with pytest.raises(InputError, match="bad.tsv:1"):
         read_our_table(bad)
+
+
+def test_report_paper_command(cli, tmp_path):
+    table = tmp_path / "t.tsv"
+    table.write_text("method\tMedium Tune\tMedium Test\tMedium SD\nkb-mert\t30.00\t33.00\t-\nmr\t31.00\t33.50\t-\n",
+                     encoding="utf-8")
+    out = tmp_path / "vs.tsv"
+    assert cli("report", "paper", "--table", table, "--paper", "table4", "--out", out).returncode == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# t.tsv next to Cherry & Foster (2012) table4")
+    assert lines[2].split("\t")[:7] == ["kb-mert", "medium", "30.00", "33.00", "-", "+0.00", "2"]
+    assert lines[3].split("\t")[-2:] == ["+0.28", "4"]  # mr 40.57 - 40.29; 4th of 8 in the paper's Medium Test
+    assert cli("report", "paper", "--table", tmp_path / "none.tsv", "--paper", "table4", "--out", out).returncode == 2

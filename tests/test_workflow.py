@@ -187,6 +187,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "select_best": len(runs),
         "decode_test": tests, "run_summary": len(runs),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
+        "table_vs_paper": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
         "curves": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
         "replay_data": 1, "replay_init": 1, "replay_pool": replay["iterations"],
         "replay_tune": len(replay["methods"]) * replay["iterations"],

@@ -7,6 +7,7 @@
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
     smtlib report replay --truth results.dat[.gz] --score METHOD:IT:BLEU.json .. --out T.tsv [--figure PNG]
+    smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
 achieve the best development BLEU score"; ties go to the earliest iteration) and writes the learning
@@ -411,6 +412,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_paper(args: argparse.Namespace) -> int:
+    """Our table next to Cherry & Foster's (:mod:`smtlib.report.paper`)."""
+    from smtlib.report.paper import compare, paper_table, read_our_table
+
+    rows = compare(read_our_table(args.table), paper_table(args.paper))
+    with atomic_output(args.out) as out:
+        out.write(f"# {os.path.basename(args.table)} next to Cherry & Foster (2012) {args.paper}; differences are to each table's Medium kb-mert Test\n")
+        out.write("\t".join(rows[0]) + "\n")
+        for row in rows:
+            out.write("\t".join(row.values()) + "\n")
+    return 0
+
+
 # ------------------------------------------------------------------ CLI
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -461,6 +475,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="TSV")
     p.add_argument("--figure", help="BLEU by iteration (PNG)")
     p.set_defaults(_action=cmd_replay)
+
+    p = sub.add_parser("paper", help="a table next to the paper's (differences to Medium kb-mert, ranks)")
+    p.add_argument("--table", required=True, help="TSV of `smtlib report table`")
+    p.add_argument("--paper", required=True, choices=("table4", "table5", "table6"), help="the paper's table")
+    p.add_argument("--out", required=True, help="TSV")
+    p.set_defaults(_action=cmd_paper)
 
 
 def run(args: argparse.Namespace) -> int:
