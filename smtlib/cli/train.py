@@ -157,13 +157,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "does after collecting them); print its size and counts.")
     p.add_argument("--model", required=True, help="model directory (with model.yaml)")
 
-    p = stages.add_parser("export-moses", help="a moses.ini (and optionally copies of the tables) for a model",
-                          description="Write OUT/moses.ini pointing at the model's Moses-format tables.")
+    p = stages.add_parser("export-moses", help="a Moses system (moses.ini, merged phrase table) that Moses scores as "
+                          "smtlib decode does",
+                          description="Write OUT/moses.ini and OUT/phrase-table.gz (the model's phrase tables "
+                                      "merged into one, as smtlib decode merges them) for Moses and moses2 "
+                                      "(run them with -b 0: no beam threshold, as smtlib decode).")
     p.add_argument("--model", required=True, help="model directory")
-    p.add_argument("--out", required=True, help="directory for moses.ini")
+    p.add_argument("--out", required=True, help="directory for moses.ini and phrase-table.gz")
     p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/weights.init)")
-    p.add_argument("--copy", action="store_true", help="copy the tables next to moses.ini (default: absolute paths)")
+    p.add_argument("--copy", action="store_true",
+                   help="copy the reordering table and LMs next to moses.ini (default: absolute paths)")
     p.add_argument("--distortion-limit", type=_non_negative, default=6, help="[distortion-limit] (default: 6)")
+    p.add_argument("--table-limit", type=_non_negative, default=20,
+                   help="options per source phrase, 0 = all (default: 20, as smtlib decode)")
 
 
 def _print(data) -> None:
@@ -213,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
         from smtlib.weights import read_weights
 
         weights = read_weights(args.weights) if args.weights else None
-        print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit))
+        print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit,
+                           table_limit=args.table_limit))
     else:  # argparse restricts the choices
         raise InputError(f"unknown stage {stage!r}")
     return 0
