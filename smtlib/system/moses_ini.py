@@ -296,6 +296,40 @@ class FeatureMap:
                 out[f"{table}_{name}"] = [float(value)]
         return out
 
+    def smtlib_weights(self, moses_weights: Mapping[str, list[float]]) -> dict[str, float]:
+        """A ``[weight]`` section's ``{Name: values}`` in our names (dense in k-best order, then sparse).
+
+        Ignored features are dropped; a sparse ``TABLE_name`` becomes ``name``.
+
+        Raises
+        ------
+        InputError
+            On a weight for no feature of the map, or a dense feature with the wrong number of values.
+        """
+        out: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        sparse: dict[str, float] = {}
+        for mname, values in moses_weights.items():
+            if mname in self.ignored:
+                continue
+            if mname in self.pieces:
+                if len(values) != self.moses_counts[mname]:
+                    raise InputError(f"{mname} has {self.moses_counts[mname]} values but {len(values)} weights")
+                for name, offset, n in self.pieces[mname]:
+                    for k in range(n):
+                        dense[f"{name}_{k}"] = values[offset + k]
+                continue
+            table = next((t for t in self.sparse_tables if mname.startswith(t + "_")), None)
+            if table is None or len(values) != 1:
+                raise InputError(f"weight {mname!r} names no feature of the moses.ini")
+            short = mname[len(table) + 1 :]
+            sparse[short] = sparse.get(short, 0.0) + values[0]
+        for name, count in self.groups:
+            for k in range(count):
+                out[f"{name}_{k}"] = dense.get(f"{name}_{k}", 0.0)
+        out.update(sparse)
+        return out
+
     # -------------------------------------------------------------- n-best values
     def convert(self, dense: Mapping[str, list[float]], sparse: Mapping[str, float]
                 ) -> tuple[np.ndarray, dict[str, float]]:
