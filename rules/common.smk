@@ -42,6 +42,13 @@ def _check_config():
             f"config: data_dir {config['data_dir']!r} is not a directory (give a copy laid out like "
             "../shared/data, or leave data_dir unset to download)"
         )
+    if config["decoder"]["backend"] == "moses" and not (
+        config["decoder"]["moses"] and os.access(config["decoder"]["moses"], os.X_OK)
+    ):
+        raise ValueError(
+            f"config: decoder.backend is moses but decoder.moses ({config['decoder']['moses']!r}) "
+            "is not an executable moses or moses2 binary"
+        )
     for sample in config["sweep"]["samples"]:
         if sample > config["subsample"]["count"]:
             raise ValueError(
@@ -215,9 +222,22 @@ def bleu_options(section="bleu"):
     return opts + (" --lowercase" if config[section]["lowercase"] else "")
 
 
-def decoder_options():
+def decoder_options(wildcards=None, input=None):
+    """smtlib decode's search settings; with decoder.backend moses, also the Moses binary and the
+    model's exported moses.ini (the decode rule's ``moses`` input, see ``moses_system``).
+    """
     d = config["decoder"]
-    return f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
+    opts = f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
+    if d["backend"] == "moses" and input is not None:
+        opts += f" --backend moses --moses-bin {d['moses']} --moses-ini {input.moses}"
+    return opts
+
+
+def moses_system(wildcards):
+    """The model's Moses export (written by export_moses) when Moses decodes (backend moses)."""
+    if config["decoder"]["backend"] != "moses":
+        return []
+    return model_dir(wildcards.pair, wildcards.fs, "moses/moses.ini")
 
 
 def needs_sparse(wildcards):

@@ -12,6 +12,7 @@ rule decode_dev:
         weights=prev_weights,
         src=dev_src,
         ref=dev_ref,
+        moses=moses_system,
     output:
         kbest=run_path("it{it}/dev.kbest.gz"),
         best=run_path("it{it}/dev.1best"),
@@ -19,7 +20,7 @@ rule decode_dev:
     params:
         model=model_of,
         k=config["tuning"]["k"],
-        search=decoder_options(),
+        search=decoder_options,
         bleu=bleu_options(),
     threads: 2
     conda:
