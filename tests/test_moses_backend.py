@@ -98,3 +98,31 @@ def test_backend_refusals(toy, tmp_path, cli):
     write_weights(tmp_path / "w0.txt", {k: v for k, v in read_weights(d / "w.txt").items() if k != "cbin_2"})
     done = cli(*base[:4], tmp_path / "w0.txt", *base[5:], "--moses-bin", fake, "--kbest", tmp_path / "k.gz")
     assert done.returncode == 2 and "exit status 3" in done.stderr and not (tmp_path / "k.gz").exists()
+
+
+def test_backend_lattices_from_the_moses_hypergraph(toy, tmp_path, cli):
+    from smtlib.decoder.lattice import best_path, read_lattices
+
+    binary = moses_binary()
+    d, spec, weights, lines = toy
+    done = cli("decode", "--model", d / "model", "--weights", d / "w.txt", "--input", d / "in.txt", "--k", "5",
+               "--stack-size", "1000", "--quiet", "--kbest", tmp_path / "moses.kbest.gz", "--lattice",
+               tmp_path / "lat.gz", "--backend", "moses", "--moses-bin", binary)
+    assert done.returncode == 0, done.stderr
+    pool = read_pool(tmp_path / "moses.kbest.gz", dedup=False)
+    lats = read_lattices(tmp_path / "lat.gz")
+    assert [lat.sent_id for lat in lats] == list(range(len(lines) + 1))
+    w = pool.weight_vector(weights)
+    best = pool.model_scores(w)
+    for lat in lats[:-1]:  # the last line has an unknown word: its penalty is not in our lattice either
+        score, edges = best_path(lat, weights)
+        first = pool.offsets[lat.sent_id]
+        # the lattice's best path is Moses's 1-best, with the same score (hypergraph values have 6 decimals)
+        assert " ".join(lat.path_words(edges)) == pool.texts[first]
+        assert score == pytest.approx(best[first], abs=1e-4)
+        dense, sparse = lat.path_features(edges)
+        np.testing.assert_allclose(dense, pool.dense[first], atol=1e-4)
+        assert lat.feature_names == pool.dense_names
+        row = pool.sparse[first]
+        assert {k: v for k, v in sparse.items() if v} == pytest.approx(
+            {pool.sparse_names[j]: v for j, v in zip(row.indices, row.data) if v}, abs=1e-4)

@@ -20,11 +20,17 @@ by a Moses binary (``moses`` or ``moses2``) on a Moses system:
   decoder sorts its own), at most ``k`` per sentence; the 1-best file holds the first of them (or
   Moses's 1-best when no k-best list is asked for).
 
+Lattices (``lattice_out``, ``moses`` only: moses2 has no search-graph output) come from Moses's
+``-output-search-graph-hypergraph``, which writes each sentence's search graph with every edge's
+feature values (:func:`read_moses_hypergraph`): the hypotheses are the nodes (Moses numbers them
+topologically), recombined hypotheses extra incoming edges; the complete hypotheses, which Moses
+joins to a goal node with empty ``</s>`` edges, are merged into that goal, as in our lattices. The
+lattice beam is applied as our decoder applies it (edges on paths within the beam of the best path,
+plus the edges of the ``k`` best distinct paths of the graph).
+
 Deviations: an empty input line gets Moses's empty translation with every feature 0 (our decoder
 scores ``<s> </s>`` with the LMs); ``moses2`` reads no sparse features, so a ``big`` model decodes
-with it only when every sparse weight is 0; lattices (``lattice_out``) are not available (Moses's
-search graph does not carry the per-edge feature values our lattice format needs without its
-hypergraph output, which this backend does not convert): an :class:`InputError`.
+with it only when every sparse weight is 0; the hypergraph prints feature values with 6 decimals.
 
 Timing: Moses reports on stderr when it has loaded its tables (``Created input-output object`` for
 ``moses``, ``Loaded :`` for ``moses2``); at that moment the process's CPU time is read from
@@ -48,6 +54,7 @@ import numpy as np
 
 from smtlib.decoder.decoder import DecoderConfig, format_kbest_line
 from smtlib.decoder.driver import DecodeStats
+from smtlib.decoder.lattice import Lattice
 from smtlib.decoder.model import prepare_tokens
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, read_lines
@@ -199,6 +206,103 @@ def read_moses_nbest(path: str | os.PathLike, fmap: FeatureMap, weights: Mapping
         yield current, finish()
 
 
+def _edge_features(text: str, fmap: FeatureMap) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """A hypergraph edge's ``Name=v Name_k=v ...`` (1-based ``k`` for features with several values) as
+    Moses's dense groups and sparse features."""
+    dense = {name: [0.0] * count for name, count in fmap.moses_counts.items()}
+    sparse: dict[str, float] = {}
+    for item in text.split():
+        name, _, value = item.rpartition("=")
+        v = float(value)
+        if name in dense and len(dense[name]) == 1:
+            dense[name][0] = v
+            continue
+        group, _, k = name.rpartition("_")
+        if k.isdigit() and group in dense and 1 <= int(k) <= len(dense[group]):
+            dense[group][int(k) - 1] = v
+        elif v != 0.0:
+            sparse[name] = v
+    return dense, sparse
+
+
+def read_moses_hypergraph(path: str | os.PathLike, sent_id: int, fmap: FeatureMap, weights: Mapping[str, float],
+                          config: DecoderConfig) -> Lattice:
+    """One sentence's Moses hypergraph (``-output-search-graph-hypergraph true txt DIR``) as our lattice.
+
+    See the module doc. The lattice beam and ``k`` of ``config`` are applied as our decoder does.
+
+    Raises
+    ------
+    InputError
+        On a file that is not such a hypergraph.
+    """
+    from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_paths
+
+    with open_text(path, what="Moses hypergraph") as fh:
+        lines = [line.rstrip("\n") for line in fh if line.strip() and not line.startswith("#")]
+    try:
+        n_nodes, _ = (int(x) for x in lines[0].split())
+        incoming: list[list[str]] = []
+        pos = 1
+        for _ in range(n_nodes):
+            count = int(lines[pos])
+            incoming.append(lines[pos + 1 : pos + 1 + count])
+            pos += 1 + count
+    except (ValueError, IndexError):
+        raise InputError("not a Moses hypergraph (node/edge counts)", path) from None
+    goal = n_nodes - 1
+    node_of = list(range(n_nodes))
+    for line in incoming[goal]:  # the complete hypotheses: merged into the goal
+        tail = line.split(" ||| ", 1)[0].split()[0]
+        node_of[int(tail.strip("[]"))] = goal
+    tails, heads, words, dense_rows, sparse_rows = [], [], [], [], []
+    for head in range(1, goal):
+        for line in incoming[head]:
+            rule, feats, _ = line.split(" ||| ")
+            toks = rule.split()
+            if not toks or not toks[0].startswith("["):
+                raise InputError(f"hypergraph node {head}: an edge without a tail", path)
+            tail = int(toks[0].strip("[]"))
+            groups, sparse = _edge_features(feats, fmap)
+            vec, sp = fmap.convert(groups, sparse)
+            tails.append(node_of[tail])
+            heads.append(node_of[head])
+            words.append(tuple(toks[1:]))
+            dense_rows.append(vec)
+            sparse_rows.append(sp)
+    if not tails:  # an empty sentence: one empty edge, as our decoder writes
+        return Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], np.zeros((1, len(fmap.dense_names))), [{}],
+                       fmap.dense_names)
+    tails_a, heads_a = np.array(tails, dtype=np.int64), np.array(heads, dtype=np.int64)
+    # nodes on a path from the start to the goal, renumbered in Moses's (topological) order
+    reach = np.zeros(n_nodes, dtype=bool)
+    reach[0] = True
+    order = np.lexsort((tails_a, heads_a))
+    for e in order:
+        reach[heads_a[e]] |= reach[tails_a[e]]
+    back = np.zeros(n_nodes, dtype=bool)
+    back[goal] = True
+    for e in order[::-1]:
+        back[tails_a[e]] |= back[heads_a[e]]
+    live = reach & back
+    new_id = np.cumsum(live) - 1
+    keep = np.flatnonzero(live[tails_a] & live[heads_a])
+    keep = keep[np.lexsort((new_id[tails_a[keep]], new_id[heads_a[keep]]))]
+    lat = Lattice(sent_id, int(live.sum()), new_id[tails_a[keep]], new_id[heads_a[keep]],
+                  [words[e] for e in keep], np.array([dense_rows[e] for e in keep]),
+                  [sparse_rows[e] for e in keep], fmap.dense_names)
+    if config.lattice_beam > 0:
+        deltas = lat.edge_scores(dict(weights))
+        _, _, paths = kbest_paths(lat, dict(weights), config.k, distinct=config.distinct,
+                                  max_pops=config.k * config.nbest_factor)
+        on_paths = np.unique(np.array([e for p in paths for e in p], dtype=np.int64))
+        node_map, n_kept, kept = beam_prune_nb(lat.n_nodes, lat.tails, lat.heads, deltas, float(config.lattice_beam),
+                                               on_paths)
+        lat = Lattice(sent_id, int(n_kept), node_map[lat.tails[kept]], node_map[lat.heads[kept]],
+                      [lat.words[e] for e in kept], lat.dense[kept], [lat.sparse[e] for e in kept], fmap.dense_names)
+    return lat
+
+
 def run_ini(ini: MosesIni, fmap: FeatureMap, weights: Mapping[str, float], config: DecoderConfig,
             moses2: bool) -> MosesIni:
     """A copy of ``ini`` with ``weights`` (mapped), the table limit and the distortion limit of ``config``."""
@@ -238,8 +342,6 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
         that cannot run or that fails (with the end of its stderr).
     """
     config = config or DecoderConfig()
-    if lattice_out is not None:
-        raise InputError("lattices are not available with the Moses backend (use the smtlib decoder for them)")
     if jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     binary = pathlib.Path(moses_bin)
@@ -251,6 +353,8 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
     weights = read_weights(weights_path)
     check_weights(spec, weights, weights_path)
     moses2 = is_moses2(binary)
+    if lattice_out is not None and moses2:
+        raise InputError("moses2 writes no search graph: lattices with the Moses backend need the moses binary")
     with tempfile.TemporaryDirectory(prefix="smtlib-moses-", dir=work_dir) as tmp_name:
         tmp = pathlib.Path(tmp_name)
         if moses_ini is None:
@@ -275,6 +379,8 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
             cmd += ["-n-best-list", str(tmp / "nbest.txt"), str(config.k)]
             if config.distinct:
                 cmd += ["distinct", "-n-best-factor", str(config.nbest_factor)]
+        if lattice_out is not None:
+            cmd += ["-output-search-graph-hypergraph", "true", "txt", str(tmp / "hypergraph")]
         prep_seconds = time.perf_counter() - t0
         run = run_moses(cmd, tmp / "input.txt", tmp / "best.txt", tmp / "moses.log", echo=False)
         if run.returncode != 0:
@@ -302,6 +408,15 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
             with atomic_output(output) as out:
                 for b in best:
                     out.write(b + "\n")
+        if lattice_out is not None:
+            from smtlib.decoder.lattice import lattice_header, write_lattice
+
+            with atomic_output(lattice_out) as out:
+                out.write(lattice_header(fmap.dense_names))
+                for sent in range(len(lines)):
+                    graph = tmp / "hypergraph" / f"{sent}.txt"
+                    write_lattice(out, read_moses_hypergraph(graph, sent, fmap, weights, config))
+                    graph.unlink()
     if progress:
         print(f"decode: {binary.name}: {len(lines)} sentences, peak memory {run.peak_rss_mib:.0f} MiB, "
               f"CPU {run.cpu_seconds - run.load_cpu_seconds:.1f} s decoding + {run.load_cpu_seconds:.1f} s loading",
@@ -310,4 +425,5 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
                        prep_seconds + run.load_wall_seconds, 0, 0, {})
 
 
-__all__ = ["MosesRun", "decode_file_moses", "default_moses_dir", "is_moses2", "read_moses_nbest", "run_moses"]
+__all__ = ["MosesRun", "decode_file_moses", "default_moses_dir", "is_moses2", "read_moses_hypergraph",
+           "read_moses_nbest", "run_moses"]

@@ -268,6 +268,11 @@ class FeatureMap:
         tables = [f.name for f in ini.features if f.is_phrase_table] if sparse else []
         return cls(list(groups), pieces, {f.name: f.count for f in ini.features}, ignored, tables)
 
+    @property
+    def dense_names(self) -> list[str]:
+        """``NAME_k`` of the smtlib model's dense values, in k-best order."""
+        return [f"{n}_{k}" for n, c in self.groups for k in range(c)]
+
     # -------------------------------------------------------------- weights
     def moses_weights(self, weights: Mapping[str, float]) -> dict[str, list[float]]:
         """smtlib weights (``NAME_k`` and sparse names) as a ``[weight]`` section's ``{Name: values}``.
