@@ -44,7 +44,7 @@ import re
 import shutil
 from collections.abc import Iterator
 
-from smtlib.decoder.model import MISSING_LOGPROB
+from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import open_text
 from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
