@@ -48,6 +48,13 @@ def _check_config():
                 f"config: replay.methods has {method!r}, which does not tune on k-best lists "
                 "(the replay has Moses's n-best lists only)"
             )
+    if config["decoder"]["backend"] == "moses" and not (
+        config["decoder"]["moses"] and os.access(config["decoder"]["moses"], os.X_OK)
+    ):
+        raise ValueError(
+            f"config: decoder.backend is moses but decoder.moses ({config['decoder']['moses']!r}) "
+            "is not an executable moses or moses2 binary"
+        )
     for sample in config["sweep"]["samples"]:
         if sample > config["subsample"]["count"]:
             raise ValueError(
@@ -250,12 +257,24 @@ def bleu_options(section="bleu"):
     return opts + (" --lowercase" if config[section]["lowercase"] else "")
 
 
-def decoder_options():
+def decoder_options(wildcards=None, input=None):
+    """smtlib decode's search settings; with decoder.backend moses, also the Moses binary and the
+    model's exported moses.ini (the decode rule's ``moses`` input, see ``moses_system``).
+    """
     d = config["decoder"]
     opts = f"--stack-size {d['stack_size']} --distortion-limit {d['distortion_limit']} --table-limit {d['table_limit']}"
     if d["search"] != "stack":
         opts += f" --search {d['search']} --pop-limit {d['pop_limit']}"
+    if d["backend"] == "moses" and input is not None:
+        opts += f" --backend moses --moses-bin {d['moses']} --moses-ini {input.moses}"
     return opts
+
+
+def moses_system(wildcards):
+    """The model's Moses export (written by export_moses) when Moses decodes (backend moses)."""
+    if config["decoder"]["backend"] != "moses":
+        return []
+    return model_dir(wildcards.pair, wildcards.fs, "moses/moses.ini")
 
 
 def needs_sparse(wildcards):

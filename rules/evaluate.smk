@@ -8,12 +8,13 @@ rule decode_test:
         weights=rules.select_best.output.weights,
         src=test_src,
         ref=test_ref,
+        moses=moses_system,
     output:
         best=run_path("test.{testset}.1best"),
         bleu=run_path("test.{testset}.bleu.json"),
     params:
         model=model_of,
-        search=decoder_options(),
+        search=decoder_options,
         bleu=bleu_options(),
     threads: 2
     conda:

@@ -2,6 +2,7 @@
 # (smtlib train, stage by stage in one work directory per pair; Cherry & Foster 2012 §4.2).
 # small, medium and big share the alignment, TM1 and the LMs; phrase-table.0 carries the big
 # set's sparse field when big is built (a small/medium model ignores that field).
+# With decoder.backend moses, export_moses writes each system as a Moses system for the decode jobs.
 
 
 rule train_prepare:
@@ -162,3 +163,24 @@ rule init_weights:
         "logs/systems/{pair}/init_weights.{fs}.log",
     shell:
         "smtlib data init-weights --model {params.model} --out {output} --ones {params.ones} > {log} 2>&1"
+
+
+rule export_moses:
+    input:
+        spec=rules.train_assemble.output.spec,
+    output:
+        ini=model_dir("{pair}", "{fs}", "moses/moses.ini"),
+        table=model_dir("{pair}", "{fs}", "moses/phrase-table.gz"),
+    params:
+        model=input_dir_of,
+        out=dir_of,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/systems/{pair}/export_moses.{fs}.log",
+    benchmark:
+        "results/benchmarks/systems/{pair}/export_moses.{fs}.tsv"
+    resources:
+        mem_mb=2000,
+    shell:
+        "smtlib train export-moses --model {params.model} --out {params.out} > {log} 2>&1"

@@ -18,13 +18,14 @@ rule decode_first:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=model_dir("{pair}", "{fs}", "init.weights"),
         src=data_path("{pair}", "dev.src"),
+        moses=moses_system,
     output:
         kbest=first_path("dev.kbest.gz"),
         best=first_path("dev.1best"),
     params:
         model=model_of,
         k=config["tuning"]["k"],
-        search=decoder_options(),
+        search=decoder_options,
     threads: 2
     conda:
         "../envs/smtlib.yaml"
@@ -76,6 +77,7 @@ rule decode_dev:
         weights=prev_weights,
         src=dev_src,
         ref=dev_ref,
+        moses=moses_system,
     output:
         kbest=run_path("it{it}/dev.kbest.gz"),
         best=run_path("it{it}/dev.1best"),
@@ -86,7 +88,7 @@ rule decode_dev:
     params:
         model=model_of,
         k=config["tuning"]["k"],
-        search=decoder_options(),
+        search=decoder_options,
         bleu=bleu_options(),
     threads: 2
     conda:

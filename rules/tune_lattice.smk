@@ -13,6 +13,7 @@ rule decode_dev_lattice:
         weights=prev_weights,
         src=dev_src,
         ref=dev_ref,
+        moses=moses_system,
     output:
         lattice=temp(run_path("it{it}/dev.lattice.gz")),
         best=run_path("it{it}/dev.1best"),
@@ -22,7 +23,7 @@ rule decode_dev_lattice:
     params:
         model=model_of,
         beam=lattice_beam(),
-        search=decoder_options(),
+        search=decoder_options,
         bleu=bleu_options(),
     threads: 2
     conda:

@@ -237,10 +237,10 @@ def test_export_moses(toy_models, cli):
     done = cli("train", "export-moses", "--model", models["big"], "--out", tmp / "moses", "--weights", tmp / "w.txt")
     assert done.returncode == 0, done.stderr
     ini = (tmp / "moses").joinpath("moses.ini").read_text()
-    assert "PhraseDictionaryMemory name=TranslationModel1 num-features=4" in ini
+    assert "PhraseDictionaryMemory name=TranslationModel0 num-features=8" in ini  # the merged tables
     assert "LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff" in ini
     assert "KENLM name=LM1 factor=0" in ini and "order=2" in ini
-    assert "LM0= 0.7" in ini and "tu_the= 0.05" in ini
+    assert "LM0= 0.7" in ini and "TranslationModel0_tu_the= 0.05" in ini
     for line in ini.splitlines():
         if "path=" in line:
             assert pathlib.Path(line.split("path=")[1].split()[0]).is_file()

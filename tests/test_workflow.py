@@ -265,6 +265,33 @@ def test_dry_run_applies_the_pairs_method_settings(tmp_path, data_dir):
     assert "--set max_iter=30" in fr and "gamma" not in fr
 
 
+def test_moses_backend_decodes_the_export_with_moses(tmp_path, data_dir):
+    # no Moses needed: a dry run only checks that decoder.moses is executable
+    fake = tmp_path / "bin" / "moses"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    fake.chmod(0o755)
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    cfg = write_config(tmp_path / "moses.yaml",
+                       {**quick, "decoder": {**quick["decoder"], "backend": "moses", "moses": str(fake)}})
+    run = "results/tune/fr-en/small/kbmira/default/s1"
+    r = snakemake(tmp_path / "wf", "-n", "-p", f"{run}/it1/weights", configfile=cfg, data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    ini = "results/systems/fr-en/small/moses/moses.ini"
+    assert len(jobs_of(out, "export_moses")) == 1
+    assert ini in jobs_of(out, "decode_dev")[0]["input"].split(", ")
+    assert re.search(rf"smtlib decode .*--stack-size 20 .*--backend moses --moses-bin {re.escape(str(fake))} "
+                     rf"--moses-ini {re.escape(ini)}", out)
+    # the default backend: our decoder, no export
+    r = snakemake(tmp_path / "wf", "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/quick.yaml",
+                  data_dir=data_dir, timeout=300)
+    assert r.returncode == 0 and "export_moses" not in r.stdout and "--backend" not in r.stdout
+    fake.chmod(0o644)
+    r = snakemake(tmp_path / "wf", "-n", f"{run}/it1/weights", configfile=cfg, data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "decoder.moses" in r.stdout + r.stderr
+
+
 # ------------------------------------------------------------------ end to end
 REPLAY = {"replay": {"methods": ["mert", "kbmira"], "iterations": 3}}
 

@@ -45,6 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="examine at most k*factor derivations for k distinct translations (default 20)")
     parser.add_argument("--non-distinct", action="store_true", help="k-best over derivations, duplicates allowed")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    moses = parser.add_argument_group("Moses backend (smtlib.decoder.moses_backend)")
+    moses.add_argument("--backend", choices=("smtlib", "moses"), default="smtlib",
+                       help="who searches: our decoder (default) or a Moses binary, with the same settings and "
+                            "outputs in our format")
+    moses.add_argument("--moses-bin", help="the moses or moses2 binary (default: $SMTLIB_MOSES_BIN/moses)")
+    moses.add_argument("--moses-ini", help="a moses.ini for the model (default: export the model to a temporary "
+                                           "directory, smtlib train export-moses)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,9 +71,22 @@ def run(args: argparse.Namespace) -> int:
     output = args.output
     if output is None and args.kbest is None:
         output = "-"
-    stats = decode_file(args.model, args.weights, args.input, kbest_out=args.kbest, output=output,
-                        lattice_out=args.lattice, config=config, jobs=args.jobs,
-                        progress=not args.quiet)
+    if args.backend == "moses":
+        from smtlib.decoder.moses_backend import decode_file_moses, default_moses_dir
+
+        binary = args.moses_bin
+        if binary is None:
+            found = default_moses_dir()
+            if found is None:
+                raise InputError("--backend moses needs --moses-bin (or $SMTLIB_MOSES_BIN)")
+            binary = found / "moses"
+        stats = decode_file_moses(args.model, args.weights, args.input, moses_bin=binary, moses_ini=args.moses_ini,
+                                  kbest_out=args.kbest, output=output, lattice_out=args.lattice, config=config,
+                                  jobs=args.jobs, progress=not args.quiet)
+    else:
+        stats = decode_file(args.model, args.weights, args.input, kbest_out=args.kbest, output=output,
+                            lattice_out=args.lattice, config=config, jobs=args.jobs,
+                            progress=not args.quiet)
     if not args.quiet:
         print(f"decode: {stats.sentences} sentences in {stats.seconds:.1f} s ({stats.rate:.1f} sent/s), "
               f"model loaded in {stats.load_seconds:.1f} s"

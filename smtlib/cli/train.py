@@ -17,6 +17,7 @@ Stage by stage (what a workflow runs; every stage reads and writes fixed names i
     smtlib train assemble --work W --feature-set medium --out DIR
     smtlib train compile  --model DIR    (only for a model directory without DIR/compiled.bin)
     smtlib train export-moses --model DIR --out DIR/moses [--weights W]
+    smtlib train import-moses --ini moses.ini --out DIR [--copy]
 
 Feature sets (Cherry & Foster 2012, §4.2): small = TM0 (4) + LM0 + word penalty + distortion (7);
 medium = small + TM1 (4) + LM1 + lexicalized reordering (6) = 18; big = medium + the sparse
@@ -160,13 +161,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "does after collecting them); print its size and counts.")
     p.add_argument("--model", required=True, help="model directory (with model.yaml)")
 
-    p = stages.add_parser("export-moses", help="a moses.ini (and optionally copies of the tables) for a model",
-                          description="Write OUT/moses.ini pointing at the model's Moses-format tables.")
+    p = stages.add_parser("export-moses", help="a Moses system (moses.ini, merged phrase table) that Moses scores as "
+                          "smtlib decode does",
+                          description="Write OUT/moses.ini and OUT/phrase-table.gz (the model's phrase tables "
+                                      "merged into one, as smtlib decode merges them) for Moses and moses2 "
+                                      "(run them with -b 0: no beam threshold, as smtlib decode).")
     p.add_argument("--model", required=True, help="model directory")
-    p.add_argument("--out", required=True, help="directory for moses.ini")
+    p.add_argument("--out", required=True, help="directory for moses.ini and phrase-table.gz")
     p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/weights.init)")
-    p.add_argument("--copy", action="store_true", help="copy the tables next to moses.ini (default: absolute paths)")
+    p.add_argument("--copy", action="store_true",
+                   help="copy the reordering table and LMs next to moses.ini (default: absolute paths)")
     p.add_argument("--distortion-limit", type=_non_negative, default=6, help="[distortion-limit] (default: 6)")
+    p.add_argument("--table-limit", type=_non_negative, default=20,
+                   help="options per source phrase, 0 = all (default: 20, as smtlib decode)")
+
+
+    p = stages.add_parser("import-moses", help="a Moses system (moses.ini, its tables and ARPA LMs) as a model "
+                          "directory", description="Write OUT/model.yaml and OUT/weights.init for the Moses system of "
+                          "--ini, pointing at its files (or copying them); a merged phrase table of 4*T scores is "
+                          "split into T tables. Features smtlib's decoder lacks are refused, by name.")
+    p.add_argument("--ini", required=True, help="the moses.ini")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--copy", action="store_true", help="copy the Moses files into OUT (default: absolute paths)")
+    p.add_argument("--src-lang", default="und", help="source language code, for model.yaml (default: und)")
+    p.add_argument("--tgt-lang", default="und", help="target language code (default: und)")
+    p.add_argument("--lowercase", action="store_true",
+                   help="the system was trained on lowercased text: smtlib decode lowercases its input")
 
 
 def _print(data) -> None:
@@ -216,7 +236,13 @@ def run(args: argparse.Namespace) -> int:
         from smtlib.weights import read_weights
 
         weights = read_weights(args.weights) if args.weights else None
-        print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit))
+        print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit,
+                           table_limit=args.table_limit))
+    elif stage == "import-moses":
+        from smtlib.system.moses_import import import_moses
+
+        _print(import_moses(args.ini, args.out, copy=args.copy, source_lang=args.src_lang,
+                            target_lang=args.tgt_lang, lowercase=args.lowercase))
     else:  # argparse restricts the choices
         raise InputError(f"unknown stage {stage!r}")
     return 0
