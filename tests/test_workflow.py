@@ -280,7 +280,7 @@ def test_moses_backend_decodes_the_export_with_moses(tmp_path, data_dir):
     assert r.returncode == 0, out[-3000:]
     ini = "results/systems/fr-en/small/moses/moses.ini"
     assert len(jobs_of(out, "export_moses")) == 1
-    assert ini in jobs_of(out, "decode_dev")[0]["input"].split(", ")
+    assert ini in jobs_of(out, "decode_first")[0]["input"].split(", ")  # iteration 1: the shared first decode
     assert re.search(rf"smtlib decode .*--stack-size 20 .*--backend moses --moses-bin {re.escape(str(fake))} "
                      rf"--moses-ini {re.escape(ini)}", out)
     # the default backend: our decoder, no export
