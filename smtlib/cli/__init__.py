@@ -1,6 +1,6 @@
 """The ``smtlib`` command: one sub-command per module of :mod:`smtlib.cli`.
 
-Each sub-command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
+Each sub-command module defines ``add_arguments(parser)`` and
 ``run(args) -> int``. Modules are imported only when their sub-command runs, so ``smtlib --help``
 stays fast. Any :class:`~smtlib.errors.InputError` becomes one line on stderr and exit status 2.
 """

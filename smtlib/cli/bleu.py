@@ -32,8 +32,6 @@ from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
 from smtlib.errors import InputError
 from smtlib.io import read_lines
 
-HELP = "corpus BLEU (equal to sacrebleu's) and sentence-level BLEU variants"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files (one per reference set)")

@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "corpora with checksums, dev sub-samples (Cherry & Foster 4.3), initial weights (4.2)"
-
 
 def _positive(text: str) -> int:
     try:

@@ -18,8 +18,6 @@ import sys
 
 from smtlib.decoder.decoder import DecoderConfig
 
-HELP = "translate with a phrase-based model: 1-best, k-best and lattices"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model directory (with model.yaml)")

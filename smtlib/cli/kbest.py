@@ -32,8 +32,6 @@ from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_setting
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
-HELP = "merge, convert and describe Moses n-best lists"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

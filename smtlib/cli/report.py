@@ -33,7 +33,6 @@ import sys
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, read_lines
 
-HELP = "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"
 
 #: the paper's names of our registered methods (Cherry & Foster 2012, §4)
 PAPER_NAMES = {"mert": "kb-mert", "lbmert": "lb-mert", "kbmira": "kb-mira", "lbmira": "lb-mira"}

@@ -20,8 +20,6 @@ from smtlib.io import atomic_output
 from smtlib.kbest.pool import read_pool
 from smtlib.weights import check_weight_names, read_weights
 
-HELP = "the 1-best of each sentence of a k-best pool under given weights"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best file(s); several are merged")

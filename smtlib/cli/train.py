@@ -37,7 +37,6 @@ import sys
 
 from smtlib.errors import InputError
 
-HELP = "build a phrase-based system from a parallel corpus, stage by stage"
 
 _SYM_HELP = "grow-diag-final-and (alias diag-and), grow-diag-final, grow-diag (alias diag), union, intersect"
 

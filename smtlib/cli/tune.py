@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 # the k-best reader and BLEU scorer (numba, scipy, pandas) are imported in the functions that use
 # them, so `smtlib tune --list` and `--help-params` start in a fraction of a second
 
-HELP = "run one optimizer step on a k-best pool"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("method", nargs="?", help="tuning method (see --list)")

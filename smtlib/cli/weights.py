@@ -17,8 +17,6 @@ from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.weights import check_weight_names, from_moses_ini, group_dense, read_weights, to_moses_ini, write_weights
 
-HELP = "convert weights between smtlib files and moses.ini"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
