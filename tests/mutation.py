@@ -235,7 +235,7 @@ def decode_lattice(out: pathlib.Path, *, model: pathlib.Path | None = None, weig
 
     out.parent.mkdir(parents=True, exist_ok=True)
     if model is None:
-        from smtlib.decoder.toy import write_toy_model
+        from tests.decoder_toy import write_toy_model
 
         spec = write_toy_model(out.parent / "toy-model", "big", seed=5)
         model = out.parent / "toy-model"

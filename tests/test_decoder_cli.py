@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.weights import write_weights
 
 

@@ -17,7 +17,7 @@ from smtlib.decoder.arpa import parse_arpa
 from smtlib.decoder.lm import build_lm, read_arpa, table_find
 from smtlib.decoder.lm_restrict import keep_mask, restrict, restriction
 from smtlib.decoder.loader import load_model
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.weights import read_weights, write_weights
 
 CONFIGS = {

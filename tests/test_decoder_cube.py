@@ -14,7 +14,7 @@ import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from tests.test_decoder_search import _kenlms, _sentences, _weights, brute_force
 
 pytest.importorskip("kenlm")

@@ -8,7 +8,7 @@ import pytest
 from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import decode_file
 from smtlib.decoder.lattice import best_path, kbest_paths, read_lattices, upper_envelope
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.io import read_lines
 from smtlib.weights import read_weights, write_weights
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.lm import read_arpa
-from smtlib.decoder.toy import estimate_arpa
+from tests.decoder_toy import estimate_arpa
 from smtlib.errors import InputError
 
 kenlm = pytest.importorskip("kenlm")

@@ -17,7 +17,7 @@ import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 
 kenlm = pytest.importorskip("kenlm")
 

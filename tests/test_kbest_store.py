@@ -229,7 +229,7 @@ def test_incremental_pool_on_moses_lists(shared_data, tmp_path):
 @pytest.fixture(scope="module")
 def decoded(tmp_path_factory):
     """A toy Big model (sparse features), a 14-line input with an empty line, decoded in full."""
-    from smtlib.decoder.toy import write_toy_model
+    from tests.decoder_toy import write_toy_model
     from smtlib.weights import write_weights
 
     from tests.conftest import run_cli

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.moses_backend import default_moses_dir, read_moses_nbest
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.kbest.pool import read_pool
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import export_moses, feature_map

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.decoder import DecoderConfig
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.errors import InputError
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import MISSING_PROBABILITY, export_moses, feature_map

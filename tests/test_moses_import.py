@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.toy import estimate_arpa, write_toy_model
+from tests.decoder_toy import estimate_arpa, write_toy_model
 from smtlib.errors import InputError
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import export_moses

@@ -85,7 +85,7 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
         ini.write_text("[feature]\nLM0 order=4\n\n[weight]\nLM0= 1\nTM0= 1 1\n", encoding="utf-8")
         result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp / "o.w")
     else:
-        from smtlib.decoder.toy import write_toy_model
+        from tests.decoder_toy import write_toy_model
 
         spec = write_toy_model(tmp / "model", "medium", seed=1)
         names = spec.dense_weight_names()
@@ -145,7 +145,7 @@ def test_utf8_error_names_the_real_line(tmp_path, where, compress):
 
 
 def test_decoder_input_utf8_error_names_the_real_line(cli, tmp_path):
-    from smtlib.decoder.toy import write_toy_model
+    from tests.decoder_toy import write_toy_model
 
     spec = write_toy_model(tmp_path / "model", "medium", seed=1)
     (tmp_path / "w.txt").write_text("".join(f"{n} 0.3\n" for n in spec.dense_weight_names()), encoding="utf-8")

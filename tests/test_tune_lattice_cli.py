@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from smtlib.decoder.toy import write_toy_model
+from tests.decoder_toy import write_toy_model
 from smtlib.weights import read_weights, write_weights
 from tests.conftest import run_cli
 

@@ -23,8 +23,6 @@ Modules
     The lattice file format and algorithms on it: best path, k best paths, upper envelope.
 :mod:`~smtlib.decoder.driver`
     A whole file in one or several processes with a progress line (``smtlib decode``).
-:mod:`~smtlib.decoder.toy`
-    Tiny synthetic model directories for tests and examples.
 
 Example::
 

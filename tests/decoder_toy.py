@@ -1,4 +1,4 @@
-"""Tiny, self-contained model directories for tests, examples and benchmarks of the decoder.
+"""Tiny, self-contained model directories for the tests of the decoder (test fixtures, not part of the package).
 
 :func:`estimate_arpa` estimates a real back-off language model (interpolated absolute discounting,
 Ney, Essen & Kneser 1994, written in ARPA back-off form) from a list of sentences;
