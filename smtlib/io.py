@@ -23,10 +23,12 @@ import gzip
 import io
 import itertools
 import os
+import queue
 import sys
 import tempfile
+import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
 from smtlib.errors import InputError
@@ -210,7 +212,9 @@ def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
 
 # -- writing --------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, *, binary: bool = False, compress: bool | None = None) -> Iterator[IO]:
+def atomic_output(
+    path: str | os.PathLike, *, binary: bool = False, compress: bool | None = None, compresslevel: int = 9
+) -> Iterator[IO]:
     """Write ``path`` atomically: all of it or nothing.
 
     Parameters
@@ -221,6 +225,8 @@ def atomic_output(path: str | os.PathLike, *, binary: bool = False, compress: bo
         Yield a binary handle instead of a UTF-8 text handle.
     compress
         gzip the output; by default when ``path`` ends in ``.gz``.
+    compresslevel
+        gzip level (9, gzip's default; 1 for large files written once and read once).
     """
     path = os.fspath(path)
     if path == "-":
@@ -234,7 +240,9 @@ def atomic_output(path: str | os.PathLike, *, binary: bool = False, compress: bo
     try:
         with os.fdopen(fd, "wb") as raw:
             # mtime=0 keeps gzip output bit-identical across runs.
-            stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress else raw
+            stream: IO[bytes] = (
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=compresslevel) if compress else raw
+            )
             try:
                 if binary:
                     yield stream
@@ -251,3 +259,43 @@ def atomic_output(path: str | os.PathLike, *, binary: bool = False, compress: bo
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_lines(path: str | os.PathLike, lines: Sequence[str] | Iterable[list[str]], chunk: int = 100_000) -> None:
+    """Write lines atomically, gzip-compressed (level 1) when ``path`` ends in .gz.
+
+    ``lines`` is a sequence of lines or an iterable of chunks (lists of lines). Compression runs in a
+    second thread (zlib releases the GIL), so it overlaps with formatting the next chunk. Level 1:
+    the system's tables are written once and read once per build; level 6 takes 3x the time for
+    about 25 % less space.
+    """
+    if isinstance(lines, Sequence):
+        seq = lines
+        chunks: Iterable[Sequence[str]] = (seq[k : k + chunk] for k in range(0, len(seq), chunk))
+    else:
+        chunks = lines
+    with atomic_output(path, binary=True, compresslevel=1) as out:
+        pending: queue.Queue = queue.Queue(maxsize=2)
+        failure: list[BaseException] = []
+
+        def consume() -> None:
+            while (data := pending.get()) is not None:
+                if not failure:
+                    try:
+                        out.write(data)
+                    except BaseException as exc:  # re-raised in the producer
+                        failure.append(exc)
+
+        worker = threading.Thread(target=consume, daemon=True)
+        worker.start()
+        try:
+            for part in chunks:
+                if failure:
+                    break
+                if len(part):
+                    pending.put(("\n".join(part) + "\n").encode("utf-8"))
+        finally:
+            pending.put(None)
+            worker.join()
+        if failure:
+            raise failure[0]

@@ -58,18 +58,13 @@ from collections.abc import Callable
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines
+from smtlib.io import atomic_output, read_lines, write_lines
 from smtlib.system import align as align_mod
 from smtlib.system import corpus as corpus_mod
 from smtlib.system.extract import collect_pairs, encode_corpus, extract_occurrences, mask_to_text
 from smtlib.system.lm import NGramLM
 from smtlib.system.modeldir import FEATURE_SETS, Component, ModelSpec, write_model_spec
-from smtlib.system.moses_export import (
-    default_weights,
-    phrase_table_chunks,
-    reordering_table_chunks,
-    write_lines,
-)
+from smtlib.system.moses_export import default_weights, phrase_table_chunks, reordering_table_chunks
 from smtlib.system.reordering import orientation_priors, reordering_scores
 from smtlib.system.score import lexical_table, score_pairs, table_limit
 from smtlib.system.sparse import TEMPLATES, learn_vocabulary, render, sparse_features

@@ -1,6 +1,6 @@
 """Moses text formats, and a Moses system that Moses scores exactly as ``smtlib decode`` does.
 
-The table writers (:func:`phrase_table_lines`, :func:`reordering_table_lines`, :func:`write_lines`)
+The table writers (:func:`phrase_table_lines`, :func:`reordering_table_lines`, and :func:`smtlib.io.write_lines`)
 are used by ``smtlib train`` to write a model directory's Moses-format tables
 (:mod:`smtlib.system.modeldir`). :func:`export_moses` turns a model directory into a Moses system,
 ``OUT/moses.ini`` and ``OUT/phrase-table.gz``, that Moses scores as our decoder
@@ -36,77 +36,21 @@ Measured on Multi30k val (medium, 1,014 sentences): see ``benchmarks/moses.py``.
 
 from __future__ import annotations
 
-import gzip
 import heapq
 import math
 import os
 import pathlib
-import queue
 import shutil
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, open_text
+from smtlib.io import atomic_output, open_text, write_lines
 from smtlib.system.modeldir import ModelSpec, component_path, read_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesIni, parse_feature_line
 from smtlib.weights import format_value
-
-
-def open_gzip_output(raw, path: str | os.PathLike, compresslevel: int = 1):
-    """A gzip writer over an atomic binary handle when ``path`` ends in .gz (mtime 0: reproducible).
-
-    Level 1: tables are written once and read once per decoder start; level 6 takes 3x the time
-    for about 25 % less space.
-    """
-    if os.fspath(path).endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=compresslevel)
-    return raw
-
-
-def write_lines(path: str | os.PathLike, lines: Sequence[str] | Iterable[list[str]], chunk: int = 100_000) -> None:
-    """Write lines atomically, gzip-compressed when ``path`` ends in .gz.
-
-    ``lines`` is a sequence of lines or an iterable of chunks (lists of lines, e.g. from
-    :func:`phrase_table_chunks`). Compression runs in a second thread (zlib releases the GIL), so it
-    overlaps with formatting the next chunk.
-    """
-    if isinstance(lines, Sequence):
-        seq = lines
-        chunks: Iterable[Sequence[str]] = (seq[k : k + chunk] for k in range(0, len(seq), chunk))
-    else:
-        chunks = lines
-    with atomic_output(path, binary=True, compress=False) as raw:
-        out = open_gzip_output(raw, path)
-        pending: queue.Queue = queue.Queue(maxsize=2)
-        failure: list[BaseException] = []
-
-        def consume() -> None:
-            while (data := pending.get()) is not None:
-                if not failure:
-                    try:
-                        out.write(data)
-                    except BaseException as exc:  # re-raised in the producer
-                        failure.append(exc)
-
-        worker = threading.Thread(target=consume, daemon=True)
-        worker.start()
-        try:
-            for part in chunks:
-                if failure:
-                    break
-                if len(part):
-                    pending.put(("\n".join(part) + "\n").encode("utf-8"))
-        finally:
-            pending.put(None)
-            worker.join()
-            if out is not raw:
-                out.close()
-        if failure:
-            raise failure[0]
 
 
 def format_column(values: np.ndarray, spec: str = ".7g") -> list[str]:
@@ -376,6 +320,5 @@ __all__ = [
     "phrase_table_lines",
     "reordering_table_chunks",
     "reordering_table_lines",
-    "write_lines",
     "write_merged_table",
 ]

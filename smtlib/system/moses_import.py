@@ -48,7 +48,7 @@ from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import open_text
 from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
-from smtlib.system.moses_export import write_lines
+from smtlib.io import write_lines
 from smtlib.system.moses_ini import FeatureMap, MosesFeature, MosesIni
 from smtlib.weights import write_weights
 
