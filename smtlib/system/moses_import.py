@@ -46,9 +46,8 @@ from collections.abc import Iterator
 
 from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
-from smtlib.io import open_text
+from smtlib.io import open_text, write_lines
 from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
-from smtlib.io import write_lines
 from smtlib.system.moses_ini import FeatureMap, MosesFeature, MosesIni
 from smtlib.weights import write_weights
 
