@@ -5,6 +5,7 @@
 import itertools
 import json
 import os
+import sys
 from pathlib import PurePosixPath
 from types import SimpleNamespace
 
@@ -32,11 +33,6 @@ def _check_config():
     names = [t["name"] for t in config["tables"]]
     if len(set(names)) != len(names):
         raise ValueError(f"config: table names must be unique, got {names}")
-    for t in config["tables"]:
-        if t["pair"] not in config["pairs"]:
-            raise ValueError(
-                f"config: table {t['name']} uses pair {t['pair']!r}, which is not in pairs {config['pairs']}"
-            )
     if config["data_dir"] is not None and not os.path.isdir(config["data_dir"]):
         raise ValueError(
             f"config: data_dir {config['data_dir']!r} is not a directory (give a copy laid out like "
@@ -62,6 +58,27 @@ def _check_config():
             )
 
 
+def _drop_unconfigured_pairs():
+    """Tables, learning curves and the Figure 1 sweep of pairs not in ``pairs`` are dropped, one line
+    each on stderr, so that setting ``pairs`` alone selects a sub-experiment (``pairs: [fr-en]``).
+    """
+    pairs = config["pairs"]
+    for t in [t for t in config["tables"] if t["pair"] not in pairs]:
+        print(
+            f"config: {t['name']} dropped (its pair {t['pair']} is not in pairs {pairs})",
+            file=sys.stderr,
+        )
+    config["tables"] = [t for t in config["tables"] if t["pair"] in pairs]
+    config["curves"]["pairs"] = [p for p in config["curves"]["pairs"] if p in pairs]
+    if config["sweep"]["grid"] and config["sweep"]["pair"] not in pairs:
+        print(
+            f"config: Figure 1's sweep dropped (its pair {config['sweep']['pair']} is not in pairs {pairs})",
+            file=sys.stderr,
+        )
+        config["sweep"]["grid"] = []
+
+
+_drop_unconfigured_pairs()
 _check_config()
 
 

@@ -265,6 +265,19 @@ def test_dry_run_applies_the_pairs_method_settings(tmp_path, data_dir):
     assert "--set max_iter=30" in fr and "gamma" not in fr
 
 
+def test_tables_of_unconfigured_pairs_are_dropped(tmp_path, data_dir):
+    """Setting `pairs` alone selects a sub-experiment: tables of other pairs are dropped with one line each."""
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    tables = [{"name": "table4", "pair": "fr-en"}, {"name": "table5", "pair": "en-fr"}]
+    cfg = write_config(tmp_path / "pairs.yaml", {**quick, "pairs": ["fr-en"], "tables": tables})
+    r = snakemake(tmp_path / "wf", "-n", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "config: table5 dropped (its pair en-fr is not in pairs ['fr-en'])" in out
+    counts = job_counts(out)
+    assert counts["table"] == 1 and counts["table_vs_paper"] == 1
+
+
 def test_moses_backend_decodes_the_export_with_moses(tmp_path, data_dir):
     # no Moses needed: a dry run only checks that decoder.moses is executable
     fake = tmp_path / "bin" / "moses"
