@@ -374,7 +374,7 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
     assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Medium Tune", "Medium Test", "Medium SD"]
-    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira"]
+    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira", "lb-mira"]  # the rows of config/quick.yaml's methods
     for row in lines[1:]:
         tune, test, sd = (float(x) for x in row[1:4])
         assert 5.0 < tune < 100.0 and 5.0 < test < 100.0 and 0.0 <= sd < 20.0
