@@ -124,3 +124,15 @@ def test_train_build_reports_every_stage_start_and_end(tmp_path, cli):
         assert line.startswith(start), (line, start)
         if "done in" in start:
             assert re.fullmatch(r".*: done in \d+\.\d s \(\d+\.\d s CPU\)", line), line
+
+
+def test_decode_progress_line_has_rate_and_time_left():
+    from smtlib.decoder.driver import Progress as DecodeProgress
+
+    out = io.StringIO()
+    progress = DecodeProgress(10, stream=out, interval=0.0)
+    progress.update(4)
+    progress.finish(10)
+    first, last = out.getvalue().splitlines()
+    assert re.fullmatch(r"decode: 4/10 sentences, \d+\.\d sent/s, ETA \d+ s", first), first
+    assert re.fullmatch(r"decode: 10/10 sentences, \d+\.\d sent/s", last), last
