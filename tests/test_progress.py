@@ -93,7 +93,7 @@ def test_kbmira_cli_prints_epochs_on_stderr_and_the_same_weights(tmp_path, cli):
     # the first epoch at once, the last one always (the run takes well under a second)
     assert epochs[0].startswith("smtlib tune kbmira: epoch 1/12 updates=")
     assert epochs[-1].startswith("smtlib tune kbmira: epoch 12/12 updates=")
-    assert all(" train_score=" in line and " best=" in line for line in epochs)
+    assert all(" bleu=" in line and " best=" in line for line in epochs)
     assert not any("epoch" in line for line in outputs["quiet"])
     assert outputs["loud"][-1] == outputs["quiet"][-1]  # the summary line
     assert (tmp_path / "loud.w").read_bytes() == (tmp_path / "quiet.w").read_bytes()

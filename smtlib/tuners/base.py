@@ -69,6 +69,12 @@ class Tuner(abc.ABC):
         """One progress line (rate-limited, stderr) for step ``index`` of ``total``; no effect on results."""
         self.progress.step(unit, index, total, **values)
 
+    def report_score(self, unit: str, index: int, total: int | None, metric: str, score: float, best: float,
+                     **values: Any) -> None:
+        """:meth:`report` with a score and the best so far: BLEU (0-1) shown in percent as ``bleu=``."""
+        scale = 100.0 if metric == "bleu" else 1.0
+        self.report(unit, index, total, **values, **{metric: scale * score, "best": scale * best})
+
     def lbfgs_callback(self, total: int | None = None) -> Callable[[Any], None] | None:
         """A ``scipy.optimize.minimize`` callback reporting each iteration's objective (None when silent).
 

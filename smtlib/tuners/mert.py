@@ -121,7 +121,7 @@ class Mert(Tuner):
             runs.append({"start": k, "score": score, "rounds": rounds, "line_searches": searches})
             if score > best_score:
                 best_w, best_score = w, score
-            self.report("restart", k + 1, len(starts), score=score, best=best_score, line_searches=searches)
+            self.report_score("restart", k + 1, len(starts), metric.name, score, best_score, line_searches=searches)
         weights = init.copy()
         final = best_w.copy()
         if p["normalize"] == "l1":
