@@ -30,6 +30,7 @@ from smtlib.bleu.signature import BleuSignature
 from smtlib.cli import tune_lattice
 from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
 from smtlib.errors import InputError
+from smtlib.progress import command_progress
 from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners, summary
 from smtlib.weights import check_weight_names, read_weights, write_weights
 
@@ -52,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines (epoch/iteration/restart and objective, at most one a second) on stderr")
     add_dialect_option(parser)
     add_bleu_options(parser)
     tune_lattice.add_arguments(parser)
@@ -89,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.kbest) == bool(args.pool):
         raise InputError("give either --kbest or --pool")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
+    tuner.progress = command_progress(f"smtlib tune {args.method}", args.quiet)
     from smtlib.bleu.corpus import corpus_bleu
 
     references = read_references(args.refs)

@@ -37,6 +37,7 @@ from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import bleu_settings, parse_assignments
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
+from smtlib.progress import command_progress
 from smtlib.tuners.registry import input_kind
 from smtlib.weights import read_weights, write_weights
 
@@ -72,6 +73,7 @@ def _require(args: argparse.Namespace, *options: str) -> None:
 def run(cls, args: argparse.Namespace) -> int:
     """Dispatch on what the tuner reads (:func:`smtlib.tuners.registry.input_kind`)."""
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
+    tuner.progress = command_progress(f"smtlib tune {tuner.name}", args.quiet)
     if input_kind(args.method) == "lattice":
         return _run_lattice(tuner, args)
     return _run_online(tuner, args)
@@ -99,6 +101,7 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
                                           prune_weights=init_weights, density=density)
     init = ls.weight_vector(init_weights)
     result = tuner.fit_lattices(ls, refs, init)
+    tuner.progress.finish()
     weights, info = _checked(tuner, result.weights, init, result.info)
     out = dict(zip(ls.all_feature_names, map(float, weights), strict=True))
     for name, value in init_weights.items():
@@ -142,6 +145,7 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         bg = previous["bg"].get(str(args.shard)) if previous else None
         result = tuner.run_shard(args.model, sources, references, init, args.shard, settings=settings, bg=bg,
                                  decoder_options=options)
+        tuner.progress.finish()
         write_json(args.out, result)
         print(f"smtlib tune mira: shard {args.shard}/{tuner.params['shards']}, {result['steps']} sentences, "
               f"{result['updates']} updates", file=sys.stderr)
@@ -151,6 +155,7 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         bg = previous["bg"].get(str(shard)) if previous else None
         results.append(tuner.run_shard(args.model, sources, references, init, shard, settings=settings, bg=bg,
                                        decoder_options=options))
+    tuner.progress.finish()
     mixed = mix(results, previous)
     write_weights(args.out, mixed["average"], header=f"smtlib tune mira: average of all weights, {mixed['steps']} steps")
     if args.mixed_out:

@@ -86,7 +86,7 @@ def _located(results: Iterator[tuple[str, str, str, int, int]], input_path) -> I
 
 
 class Progress:
-    """A progress line on stderr: sentences done and rate, at most every ``interval`` seconds."""
+    """A progress line on stderr: sentences done, rate and time left, at most every ``interval`` seconds."""
 
     def __init__(self, total: int, stream: IO[str] | None = None, interval: float = 5.0, enabled: bool = True):
         self.total = total
@@ -108,7 +108,8 @@ class Progress:
 
     def _print(self, done: int, now: float) -> None:
         rate = done / max(now - self.start, 1e-9)
-        print(f"decode: {done}/{self.total} sentences, {rate:.1f} sent/s", file=self.stream, flush=True)
+        eta = f", ETA {(self.total - done) / rate:.0f} s" if 0 < done < self.total else ""
+        print(f"decode: {done}/{self.total} sentences, {rate:.1f} sent/s{eta}", file=self.stream, flush=True)
 
 
 def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, input_path: str | os.PathLike, *,
@@ -139,6 +140,9 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
     # compile (or load from numba's cache) every kernel before the clock starts
     decoder.decode(next((line for line in lines if line.strip()), "x"), 0, kbest=_WANT[0], lattice=_WANT[1])
     load_seconds = time.perf_counter() - t0
+    if progress:  # after every check of the inputs: a bad input still gives one line on stderr
+        print(f"decode: model loaded in {load_seconds:.1f} s; decoding {len(lines)} sentences", file=sys.stderr,
+              flush=True)
     decoder.timings = dict.fromkeys(decoder.timings, 0.0)
     t1 = time.perf_counter()
     c1 = time.process_time()

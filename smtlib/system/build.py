@@ -489,13 +489,15 @@ def build(
     report: dict = {"options": dataclasses.asdict(options), "stages": {}}
 
     def timed(name: str, fn, *args, **kwargs):
+        if log:
+            log(f"{name}: started")
         t, cpu = time.perf_counter(), cpu_seconds()
         result = fn(*args, **kwargs)
         report["stages"][name] = {
             "seconds": round(time.perf_counter() - t, 3), "cpu_seconds": round(cpu_seconds() - cpu, 3), "result": result,
         }
         if log:
-            log(f"{name}: {report['stages'][name]['seconds']:.1f} s")
+            log(f"{name}: done in {report['stages'][name]['seconds']:.1f} s ({report['stages'][name]['cpu_seconds']:.1f} s CPU)")
         return result
 
     t_all = time.perf_counter()

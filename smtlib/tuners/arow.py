@@ -140,10 +140,11 @@ class Arow(Tuner):
         u = np.zeros_like(mu)
         c = 1.0
         updates = []
-        for _ in range(int(p["passes"])):
+        for k in range(int(p["passes"])):
             n, c = _pass(dense, indptr, indices, data, offsets, bleu, in_oracle, rng.permutation(active), mu, sigma,
                          float(p["r"]), p["pairs"] == "hope-fear", u, c)
             updates.append(int(n))
+            self.report("pass", k + 1, int(p["passes"]), updates=int(n))
         # the mean of μ before the first and after every visit (Daumé's lazy averaging)
         result = mu - u / c if p["average"] else mu
         info = {"updates_per_pass": updates, "sigma_min": float(sigma.min()) if len(sigma) else None,

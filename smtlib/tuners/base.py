@@ -16,11 +16,13 @@ from __future__ import annotations
 import abc
 import dataclasses
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from smtlib.errors import InputError
+from smtlib.progress import SILENT, Progress
 from smtlib.values import convert
 
 if TYPE_CHECKING:  # annotations only: importing the k-best reader (numba) costs start-up time
@@ -51,6 +53,8 @@ class Tuner(abc.ABC):
     defaults: ClassVar[dict[str, Any]] = {}
     #: False for methods that cannot use sparse features (MERT)
     supports_sparse: ClassVar[bool] = True
+    #: where epoch/iteration/restart lines go (silent unless a command sets a real reporter)
+    progress: Progress = SILENT
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
         unknown = set(params) - set(self.defaults)
@@ -60,6 +64,32 @@ class Tuner(abc.ABC):
             )
         self.seed = int(seed)
         self.params: dict[str, Any] = {k: convert(k, v, self.defaults[k], self.name) for k, v in {**self.defaults, **params}.items()}
+
+    def report(self, unit: str, index: int, total: int | None = None, **values: Any) -> None:
+        """One progress line (rate-limited, stderr) for step ``index`` of ``total``; no effect on results."""
+        self.progress.step(unit, index, total, **values)
+
+    def report_score(self, unit: str, index: int, total: int | None, metric: str, score: float, best: float,
+                     **values: Any) -> None:
+        """:meth:`report` with a score and the best so far: BLEU (0-1) shown in percent as ``bleu=``."""
+        scale = 100.0 if metric == "bleu" else 1.0
+        self.report(unit, index, total, **values, **{metric: scale * score, "best": scale * best})
+
+    def lbfgs_callback(self, total: int | None = None) -> Callable[[Any], None] | None:
+        """A ``scipy.optimize.minimize`` callback reporting each iteration's objective (None when silent).
+
+        scipy calls it after every iteration with the current ``intermediate_result``; it reads
+        ``fun`` and returns nothing, so the optimisation is unchanged.
+        """
+        if self.progress is SILENT:
+            return None
+        count = [0]
+
+        def callback(intermediate_result: Any) -> None:
+            count[0] += 1
+            self.report("iteration", count[0], total, objective=float(intermediate_result.fun))
+
+        return callback
 
     def rng(self) -> np.random.Generator:
         """A fresh generator from the seed: fit() is a pure function of (pool, init, seed)."""
@@ -80,7 +110,10 @@ class Tuner(abc.ABC):
             raise ValueError(f"init has shape {init.shape}, expected ({len(pool.feature_names)},)")
         if not self.supports_sparse and pool.has_sparse():
             raise InputError(f"{self.name} works on dense features only; the pool has {len(pool.sparse_names)} sparse features")
-        result = self.fit(pool, init.copy())
+        try:
+            result = self.fit(pool, init.copy())
+        finally:
+            self.progress.finish()
         if not np.all(np.isfinite(result.weights)):
             raise FloatingPointError(f"{self.name} produced non-finite weights")
         if not np.any(result.weights):

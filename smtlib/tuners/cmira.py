@@ -228,6 +228,7 @@ class CorpusMira(Tuner):
             hope, fear, avg_bleu = scan(w, w_avg, False)
             if avg_bleu > best_bleu:
                 best_bleu, best_w, best_epoch = avg_bleu, w_avg.copy(), t
+            self.report_score("epoch", t, int(p["epochs"]), "bleu", avg_bleu, best_bleu, updates=updates)
         epochs = int(p["epochs"]) + 1
         info = {"train_bleu": 100 * best_bleu, "best_epoch": best_epoch, "updates": updates, "hope_bleu": p["hope_bleu"],
                 "scored_fraction": path["scored"] / max(2 * feats.n_rows * epochs, 1)}

@@ -226,5 +226,6 @@ class KbMira(Tuner):
             epochs.append({"epoch": j, "updates": int(updates), "avg_loss": loss / max(len(order), 1), "train_score": score})
             if score > best[0]:
                 best = (score, average, j)
+            self.report_score("epoch", j, p["epochs"], metric.name, score, best[0], updates=int(updates))
         info = {"metric": metric.name, "best_epoch": best[2], "objective": best[0], "epochs": epochs}
         return TuneResult(best[1], info)

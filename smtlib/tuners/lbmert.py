@@ -210,6 +210,7 @@ class LbMert(Tuner):
             runs.append({"start": k, "score": score, "rounds": rounds})
             if score > best_score:
                 best_w, best_score = w, score
+            self.report_score("restart", k + 1, len(starts), "bleu", score, best_score)
         final = best_w.copy()
         if p["normalize"] == "l1":
             norm = float(np.abs(final).sum())

@@ -338,6 +338,7 @@ class LbMira(Tuner):
             epochs.append({"epoch": j, "updates": state.updates - before, "train_score": score})
             if score > best[0]:
                 best = (score, average, j)
+            self.report_score("epoch", j, p["epochs"], "bleu", score, best[0], updates=state.updates - before)
         self.hope_fear_paths = unique_paths(found_all, ls)
         info = {"metric": "bleu", "best_epoch": best[2], "objective": best[0],
                 "objective_init": viterbi_bleu(ls, refs, np.asarray(init, np.float64)), "epochs": epochs,

@@ -121,6 +121,7 @@ class Mert(Tuner):
             runs.append({"start": k, "score": score, "rounds": rounds, "line_searches": searches})
             if score > best_score:
                 best_w, best_score = w, score
+            self.report_score("restart", k + 1, len(starts), metric.name, score, best_score, line_searches=searches)
         weights = init.copy()
         final = best_w.copy()
         if p["normalize"] == "l1":

@@ -153,6 +153,7 @@ class OnlineMira(Tuner):
                 results.append(ShardResult.make(shard, names, start, state, state.t - 1))
             mixed = mix(results, mixed)
             start = np.array([mixed["mixed"].get(n, 0.0) for n in names])
+            self.report("epoch", epoch + 1, p["epochs"], updates=mixed["updates"])
         weights = np.array([mixed["average"].get(n, 0.0) for n in names])
         return TuneResult(weights, {"updates": mixed["updates"], "steps": mixed["steps"], "shards": p["shards"],
                                     "epochs": p["epochs"]})
@@ -221,6 +222,7 @@ class OnlineMira(Tuner):
             state.updates += local.updates
             state.loss += local.loss
             steps += 1
+            self.report(f"shard {shard} sentence", steps, len(sentences), updates=state.updates)
         return ShardResult.make(shard, names, w0, state, steps)
 
 

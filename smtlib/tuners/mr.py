@@ -207,6 +207,7 @@ class MinimumRisk(Tuner):
                 improved = run_best - obj
                 if obj < run_best:
                     run_best_w, run_best = w, obj
+                self.report("epoch", epochs, int(p["max_epochs"]), restart=restart + 1, objective=obj, best=run_best)
                 if improved <= p["tol"] * max(abs(run_best), 1e-12):
                     break
             history.append({"restart": restart, "eta0": eta0, "epochs": epochs, "objective": run_best})

@@ -67,9 +67,10 @@ class AveragedPerceptron(Tuner):
         u = np.zeros_like(w)
         c = 1.0
         mistakes = []
-        for _ in range(int(p["passes"])):
+        for k in range(int(p["passes"])):
             c, errors = _pass(dense, indptr, indices, data, offsets, in_oracle, rng.permutation(active), w, u, c, float(p["rate"]))
             mistakes.append(int(errors))
+            self.report("pass", k + 1, int(p["passes"]), mistakes=int(errors))
             if errors == 0 and p["stop_when_separated"]:
                 break  # separated: w cannot change any more (the average still could)
         result = w - u / c if p["average"] else w

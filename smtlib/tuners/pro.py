@@ -38,6 +38,8 @@ Moses's expected samples; :func:`sample_pairs` is the sampler alone.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -153,11 +155,13 @@ def sample_pairs(
     return {"better": better[:count], "worse": worse[:count], "diff": diff[:count], "sentence": sentence[:count]}
 
 
-def _logistic_fit(dense_x: np.ndarray, sparse_x: sp.csr_matrix, l2: float, max_iter: int) -> tuple[np.ndarray, dict]:
+def _logistic_fit(dense_x: np.ndarray, sparse_x: sp.csr_matrix, l2: float, max_iter: int,
+                  callback: Callable[[Any], None] | None = None) -> tuple[np.ndarray, dict]:
     """Logistic regression without bias on rows x (label +1) and -x (label -1), L-BFGS from 0.
 
     Objective: 2 sum_i log(1 + exp(-w·x_i)) + l2/2 ||w||^2 (the two labelled copies of a pair
-    contribute equally). Returns the weights over [dense columns, sparse columns].
+    contribute equally). Returns the weights over [dense columns, sparse columns]. ``callback``
+    (progress lines) is passed to ``scipy.optimize.minimize``.
     """
     n_dense = dense_x.shape[1]
     n_sparse = sparse_x.shape[1]
@@ -177,7 +181,8 @@ def _logistic_fit(dense_x: np.ndarray, sparse_x: sp.csr_matrix, l2: float, max_i
         return loss, grad
 
     w0 = np.zeros(n_dense + n_sparse)
-    result = scipy.optimize.minimize(objective, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    result = scipy.optimize.minimize(objective, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter},
+                                     callback=callback)
     return result.x, {"classifier_loss": float(result.fun), "classifier_iterations": int(result.nit)}
 
 
@@ -238,7 +243,8 @@ class Pro(Tuner):
             return TuneResult(init.copy(), {**info, "fallback": "no pairs"})
         dense_x = pool.dense[pairs["better"]] - pool.dense[pairs["worse"]]
         sparse_x = (pool.sparse[pairs["better"]] - pool.sparse[pairs["worse"]]).tocsr() if pool.has_sparse() else sp.csr_matrix((len(dense_x), 0))
-        new, fit_info = _logistic_fit(dense_x, sparse_x, float(p["l2"]), int(p["max_iter"]))
+        new, fit_info = _logistic_fit(dense_x, sparse_x, float(p["l2"]), int(p["max_iter"]),
+                                      callback=self.lbfgs_callback(int(p["max_iter"])))
         info.update(fit_info)
         new_norm = float(np.abs(new).sum())
         if not new_norm > 0:

@@ -71,6 +71,7 @@ class RampLoss(Tuner):
             w = solver.solve(hope, relative)
             steps += 1
             history.append(ramp_objective(feats, offsets, cost, w, lam))
+            self.report("cccp step", steps, int(p["cccp_steps"]), objective=history[-1])
             new_hope = segment_argmax(feats.scores(w) - cost, offsets)
             if np.array_equal(new_hope, hope):
                 break

@@ -349,9 +349,13 @@ class _PairwiseSGD(Tuner):
                 w = start.copy()
                 total = np.zeros_like(w)
                 stats = []
-                for _ in range(epochs):
+                for t in range(epochs):
                     stats.append(prepared.epoch(sentences, w, eta, margin))
                     total += w
+                    if len(shards) == 1:  # shards run in threads: only Algorithm 1 reports as it goes
+                        _, violated, onebest, n = stats[-1]
+                        self.report("epoch", t + 1, epochs, violated_pairs=int(violated),
+                                    onebest_avg_sentence_bleu=float(onebest / n) if n else 0.0)
                 final = total / epochs if p["select"] == "avg" else w
                 return final, stats
 
@@ -360,6 +364,9 @@ class _PairwiseSGD(Tuner):
             result = stacked.sum(axis=0) / len(shards)
             for t in range(epochs):
                 record(t, [stats[t] for _, stats in outcomes])
+                if len(shards) > 1:  # the shards' epochs, summed once all threads are done
+                    self.report("epoch", t + 1, epochs, violated_pairs=log[-1]["violated_pairs"],
+                                onebest_avg_sentence_bleu=log[-1]["onebest_avg_sentence_bleu"])
         else:
             # Algorithms 3 and 4: every epoch starts all shards from the mixed vector v.
             v = start.copy()
@@ -378,6 +385,8 @@ class _PairwiseSGD(Tuner):
                     v = stacked.sum(axis=0) / len(shards)
                 total += v
                 record(t, [stats for _, stats in outcomes], nonzero_features=int(np.count_nonzero(v)))
+                self.report("epoch", t + 1, epochs, violated_pairs=log[-1]["violated_pairs"],
+                            onebest_avg_sentence_bleu=log[-1]["onebest_avg_sentence_bleu"])
             result = total / epochs if p["select"] == "avg" else v
 
         best = pool.best_indices(result)

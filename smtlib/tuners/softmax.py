@@ -58,6 +58,7 @@ class SoftmaxLoss(Tuner):
         result = scipy.optimize.minimize(
             softmax_objective, init, args=(feats, offsets, in_oracle, lam), jac=True, method="L-BFGS-B",
             options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])},
+            callback=self.lbfgs_callback(int(p["max_iterations"])),
         )
         w = np.asarray(result.x, dtype=np.float64)
         info = {

@@ -261,6 +261,7 @@ class LatentSVM(Tuner):
         for it in range(int(p["reselections"])):
             w = solver.solve(oracle, cost)
             history.append(solver.objective(oracle, cost, w))
+            self.report("reselection", it + 1, int(p["reselections"]), objective=history[-1])
             new_oracle = oracle_by_model_score(in_set, feats.scores(w), offsets)
             if np.array_equal(new_oracle, oracle):
                 break

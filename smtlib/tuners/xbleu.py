@@ -66,7 +66,8 @@ class ExpectedBleu(Tuner):
             value, grad = log_xbleu(w, feats, offsets, stats, scale, smooth)
             return -n * value + 0.5 * lam * float(w @ w), -n * grad + lam * w
 
-        result = scipy.optimize.minimize(objective, init, jac=True, method="L-BFGS-B", options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])})
+        result = scipy.optimize.minimize(objective, init, jac=True, method="L-BFGS-B", options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])},
+                                         callback=self.lbfgs_callback(int(p["max_iterations"])))
         w = np.asarray(result.x, dtype=np.float64)
         info = {
             "xbleu_init": 100 * float(np.exp(log_xbleu(init, feats, offsets, stats, scale, smooth)[0])),
