@@ -39,7 +39,12 @@ Chiang et al.'s (2008) oracle decoding, which keeps one best partial derivation 
 true (non-decomposable) BLEU: that search is greedy, so its result depends on the order in which
 partial derivations meet and is not the maximum of any fixed objective; the linear one is exact
 for its objective, and the tests check it against brute-force enumeration of small lattices. How far
-its hope is from the hope under the true ``B`` is measured in the tests and the report.
+its hope is from the hope under the true ``B`` is measured on enumerated random lattices
+(tests/test_lattice_tuning.py, pseudo-document of ~1,000 words): without clipping the two hopes agree on
+99-100 % of lattices (the remaining difference is second order and vanishes as BG grows); with
+clipping, which ``B_lin`` cannot see, they agree on 68 % of lattices of a 9-word toy vocabulary (many
+repeated words) and the linear hope's true objective falls short of the optimum by 3.2 % of its range
+on average. Real sentences repeat n-grams less, so clipping matters less there.
 
 Whole-path edges (hypotheses from a k-best pool or aggregated from earlier iterations, see
 :mod:`smtlib.decoder.lattice_set`) carry their exact statistics and get the exact ``B``; lattice
