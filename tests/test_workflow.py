@@ -370,7 +370,7 @@ def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_d
 @pytest.mark.slow
 def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     r = snakemake(tmp_path, "--cores", "2", "results/table4.tsv", configfile=REPO / "config/quick.yaml",
-                  data_dir=data_dir, timeout=900)
+                  data_dir=data_dir, timeout=2400)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
     assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Medium Tune", "Medium Test", "Medium SD"]
