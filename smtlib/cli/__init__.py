@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("smtlib.cli.train", "build a phrase-based system from a parallel corpus, stage by stage"),
     "decode": ("smtlib.cli.decode", "translate with a phrase-based model: 1-best, k-best and lattices"),
     "data": ("smtlib.cli.data", "corpora with checksums, dev sub-samples and initial weights for the workflow"),
+    "sgd": ("smtlib.cli.sgd", "sharded pairwise-ranking SGD on the training set (Simianer et al. 2012), step by step"),
     "report": ("smtlib.cli.report", "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"),
 }
 

@@ -15,7 +15,8 @@ The language pairs (:data:`PAIRS`) name, for each experiment, which files are th
 the tuning (dev) set and the test sets, following Cherry & Foster (2012) §4.1 in spirit: Multi30k
 task 1 stands in for the Hansard (fr-en, en-fr; val = dev, test_2016_flickr and test_2017_flickr =
 the two test sets), small_parallel_enja for the NIST Zh-En setting (ja-en), and the OpenNMT WMT
-sample for a news-domain de-en.
+sample for a news-domain de-en; Multi30k's German side gives ``de-en-m30k``, the German->English of
+Simianer, Riezler & Dyer (2012) (``rules/simianer.smk``).
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ FILES: dict[str, DataFile] = {
         "test_2017_flickr", "fr", "c0583117a47b31e8a6c6a97cfe8de153e462074668f4e994764fcc80b21d33b4", 1000),
     "multi30k/test_2017_flickr.en": _multi30k(
         "test_2017_flickr", "en", "c9d1dfd7a26add989382e534af235af9f0f658b2a30e7eb0efdaf142496ee54f", 1000),
+    "multi30k/train.de": _multi30k("train", "de", "cb5a23529b65ec2061f1dc446192a9c37382b63cc75f81a0be59d34894b3a505", 29000),
+    "multi30k/val.de": _multi30k("val", "de", "97232bd273eceb7207f689527386a97e4be2616b18ada47576bdaf96c8ae1f00", 1014),
+    "multi30k/test_2016_flickr.de": _multi30k(
+        "test_2016_flickr", "de", "c6a33d39d48f9f510de147651316cd9d918e09ad0219df734a2f16b6baccacc4", 1000),
+    "multi30k/test_2017_flickr.de": _multi30k(
+        "test_2017_flickr", "de", "02067e4a9402786a4fcb8c1b6f4307e4a5073ced64800abead5273b54f5f31f6", 1000),
     "enja/train.ja": _enja("train", "ja", "fc81a1434349ec98a449d7ae9cd2530057f689637684ecfed3501ea6a8a07ecc", 50000),
     "enja/train.en": _enja("train", "en", "148b05dcd28638fe20ee84f2b1127001c80982be352007dda241fb759adadc76", 50000),
     "enja/dev.ja": _enja("dev", "ja", "cd534f56b8639dc130f86a365e5ec0aa70042000bdd740a622fbbf8b6be4acca", 500),
@@ -170,6 +177,8 @@ PAIRS: dict[str, Pair] = {
                   {"test": ("enja/test.ja", "enja/test.en")}),
     "de-en": Pair("de", "en", ("opennmt/train.de", "opennmt/train.en"), ("opennmt/val.de", "opennmt/val.en"),
                   {"test": ("opennmt/test.de", "opennmt/test.en")}),
+    # Simianer, Riezler & Dyer (2012)'s direction, German->English, on Multi30k (rules/simianer.smk)
+    "de-en-m30k": _m30k("de", "en"),
 }
 
 

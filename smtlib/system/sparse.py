@@ -282,3 +282,121 @@ def render(codes: np.ndarray, offsets: np.ndarray, names: list[str]) -> list[str
     flat = [with_value[c] for c in codes.tolist()]
     off = offsets.tolist()
     return [" ".join(flat[off[p] : off[p + 1]]) for p in range(len(off) - 1)]
+
+
+# -- Simianer, Riezler & Dyer (2012)'s rule templates, read off phrase pairs --------------------------
+#: The three templates of Simianer et al. (2012), §3, for a phrase-based model, by the paper's group
+#: names (Table 2: "+id", "+ng", "+shape"). A phrase pair is a rule without non-terminals:
+#:
+#: ``ri_`` *rule identifier* (``id``)
+#:     one feature per phrase pair, ``ri_SRC~TGT`` (the escaped phrases; spaces become ``%20``).
+#: ``rn_`` *rule n-grams* (``ng``)
+#:     the bigrams of consecutive source words inside the phrase, ``rn_W1~W2``, valued by their count
+#:     in the phrase (the paper: "bigrams on source-sides of rules"); a one-word phrase has none.
+#: ``rs_`` *rule shape* (``shape``)
+#:     ``rs_sNtM`` for a pair of N source and M target words. The paper's shapes are the patterns of
+#:     terminal runs around non-terminals (NT term* NT ...); a phrase pair is one terminal run on
+#:     each side, so its only "gap pattern" is the empty one and the shape reduces to the two run
+#:     lengths (49 shapes for phrases of up to 7 words; the paper's Hiero grammar has 51).
+RULE_TEMPLATE_GROUPS = {"id": "rule-id", "ng": "rule-bigram", "shape": "rule-shape"}
+
+
+def rule_features(src: str, tgt: str, groups: tuple[str, ...]) -> dict[str, int]:
+    """The rule-template features of the phrase pair ``src`` -> ``tgt`` (space-separated words) for
+    the template ``groups`` (keys of :data:`RULE_TEMPLATE_GROUPS`), name -> value, in template order."""
+    unknown = [g for g in groups if g not in RULE_TEMPLATE_GROUPS]
+    if unknown:
+        raise ValueError(f"unknown rule template group(s) {unknown} (known: {list(RULE_TEMPLATE_GROUPS)})")
+    src_words, tgt_words = src.split(), tgt.split()
+    features: dict[str, int] = {}
+    for group in RULE_TEMPLATE_GROUPS:  # a fixed order whatever the order of ``groups``
+        if group not in groups:
+            continue
+        if group == "id":
+            features[f"ri_{escape_word(' '.join(src_words))}~{escape_word(' '.join(tgt_words))}"] = 1
+        elif group == "ng":
+            for a, b in zip(src_words, src_words[1:]):
+                name = f"rn_{escape_word(a)}~{escape_word(b)}"
+                features[name] = features.get(name, 0) + 1
+        else:
+            features[f"rs_s{len(src_words)}t{len(tgt_words)}"] = 1
+    return features
+
+
+def rule_feature_table(source, dest, groups: tuple[str, ...]) -> dict[str, int]:
+    """Write ``dest``, the phrase table ``source`` whose sixth field holds the rule-template features
+    of ``groups`` (any sixth field of ``source`` is replaced). Returns the number of distinct features
+    per group and the number of lines."""
+    from smtlib.errors import InputError
+    from smtlib.io import atomic_output, open_text
+
+    prefixes = {"id": "ri_", "ng": "rn_", "shape": "rs_"}
+    seen: dict[str, set[str]] = {g: set() for g in groups}
+    lines = 0
+    with open_text(source, what="phrase table") as fh, atomic_output(dest) as out:
+        for lineno, line in enumerate(fh, 1):
+            fields = line.rstrip("\n").split(" ||| ")
+            if len(fields) not in (5, 6):
+                raise InputError("a phrase-table line has five or six ' ||| ' fields", source, lineno)
+            try:
+                features = rule_features(fields[0], fields[1], groups)
+            except ValueError as exc:
+                raise InputError(str(exc), source, lineno) from None
+            for name in features:
+                for g in groups:
+                    if name.startswith(prefixes[g]):
+                        seen[g].add(name)
+            out.write(" ||| ".join(fields[:5] + [" ".join(f"{n} {v}" for n, v in features.items())]) + "\n")
+            lines += 1
+    return {**{g: len(names) for g, names in seen.items()}, "lines": lines}
+
+
+def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
+    """Model directory ``out``: the ``medium`` model of ``model_dir`` whose TranslationModel0 table
+    carries the rule-template features of ``groups`` (its model.yaml says ``big``, the feature set
+    whose phrase tables the decoder reads sparse fields from, with ``sparse_templates`` naming the
+    rule templates). The other components are linked; ``compiled.bin`` is written. Returns the
+    figures of :func:`rule_feature_table`."""
+    import dataclasses
+    import os
+    import pathlib
+    import shutil
+
+    from smtlib.decoder.compiled import compile_model
+    from smtlib.errors import InputError
+    from smtlib.system.modeldir import read_model_spec, write_model_spec
+
+    model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
+    spec = read_model_spec(model_dir)
+    if spec.feature_set != "medium":
+        raise InputError(f"rule templates are added to a medium model, this one is {spec.feature_set!r}", model_dir)
+    if not groups:
+        raise InputError("no rule template group given (id, ng, shape)")
+    out.mkdir(parents=True, exist_ok=True)
+    figures: dict = {}
+    for comp in spec.phrase_tables + spec.language_models + spec.reordering:
+        source, dest = model_dir / comp.path, out / comp.path
+        if comp.name == "TranslationModel0":
+            figures = rule_feature_table(source, dest, groups)
+            continue
+        tmp = dest.with_name(".tmp-" + dest.name)
+        if tmp.exists():
+            tmp.unlink()
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, dest)
+    tables = [
+        dataclasses.replace(c, description=c.description + "; sixth field: rule templates "
+                            + ", ".join(RULE_TEMPLATE_GROUPS[g] for g in groups) + " (Simianer et al. 2012, §3)")
+        if c.name == "TranslationModel0" else c
+        for c in spec.phrase_tables
+    ]
+    new = dataclasses.replace(spec, feature_set="big", phrase_tables=tables,
+                              sparse_templates=[RULE_TEMPLATE_GROUPS[g] for g in RULE_TEMPLATE_GROUPS if g in groups])
+    if (model_dir / "weights.init").is_file():
+        shutil.copyfile(model_dir / "weights.init", out / "weights.init")
+    write_model_spec(out, new)
+    compile_model(out)
+    return figures

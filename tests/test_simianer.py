@@ -1,0 +1,217 @@
+"""Simianer, Riezler & Dyer (2012) on the training set: rule templates (§3), shards and jackknifed
+folds (§5.1), the mixing / selection step between epochs (Algorithms 2-4), epoch choice and the
+approximate randomization test."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import re
+
+import numpy as np
+import pytest
+
+from smtlib.bleu.corpus import bleu_from_stats
+from smtlib.bleu.randomization import approximate_randomization
+from smtlib.cli.sgd import choose_epoch, is_dense_name, mix_epoch, select_columns
+from smtlib.errors import InputError
+from smtlib.system.jackknife import fold_of, shard_ids, write_fold_work
+from smtlib.system.sparse import rule_feature_table, rule_features
+
+DENSE_ENDING = re.compile(r"_\d+$")
+
+
+# -- rule templates (§3) ---------------------------------------------------------------------------
+def test_rule_templates_as_the_paper_defines_them():
+    f = rule_features("das kleine kind", "the little child", ("id", "ng", "shape"))
+    assert f == {
+        "ri_das%20kleine%20kind~the%20little%20child": 1,
+        "rn_das~kleine": 1,
+        "rn_kleine~kind": 1,
+        "rs_s3t3": 1,
+    }
+
+
+def test_rule_templates_groups_are_separable_and_counted():
+    assert rule_features("a b a b", "x", ("ng",)) == {"rn_a~b": 2, "rn_b~a": 1}
+    assert rule_features("haus", "house", ("ng",)) == {}  # one word: no source bigram
+    assert rule_features("haus", "the house", ("shape",)) == {"rs_s1t2": 1}
+    # the order of the groups does not change the names or their order
+    assert list(rule_features("a b", "c", ("shape", "id"))) == list(rule_features("a b", "c", ("id", "shape")))
+    with pytest.raises(ValueError):
+        rule_features("a", "b", ("gap",))
+
+
+def test_rule_template_names_are_single_sparse_tokens():
+    f = rule_features("l' 2 # x=y", "it 's 10", ("id", "ng", "shape"))
+    for name in f:
+        assert "_" in name and not any(ch.isspace() for ch in name)
+        assert "#" not in name and "=" not in name
+        assert not DENSE_ENDING.search(name)
+        assert not is_dense_name(name)
+
+
+def test_rule_feature_table_rewrites_the_sixth_field(tmp_path):
+    src = tmp_path / "pt.gz"
+    with gzip.open(src, "wt", encoding="utf-8") as fh:
+        fh.write("a b ||| x ||| 0.5 0.5 0.5 0.5 ||| 0-0 1-0 ||| 2 2 1\n")
+        fh.write("c ||| y z ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 2 2 1 ||| cb_le1 1\n")
+    out = tmp_path / "out.gz"
+    figures = rule_feature_table(src, out, ("ng", "shape"))
+    lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
+    assert lines[0] == "a b ||| x ||| 0.5 0.5 0.5 0.5 ||| 0-0 1-0 ||| 2 2 1 ||| rn_a~b 1 rs_s2t1 1"
+    assert lines[1] == "c ||| y z ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 2 2 1 ||| rs_s1t2 1"  # old field replaced
+    assert figures == {"ng": 1, "shape": 2, "lines": 2}
+    bad = tmp_path / "bad"
+    bad.write_text("a ||| b ||| 1\n")
+    with pytest.raises(InputError, match=r"bad:1: "):
+        rule_feature_table(bad, tmp_path / "x.gz", ("id",))
+
+
+# -- shards and folds (§5.1, jackknifing) -----------------------------------------------------------
+def test_shards_are_random_even_disjoint_and_seeded():
+    shards = shard_ids(3001, 3, seed=7)
+    assert sorted(len(s) for s in shards) == [1000, 1000, 1001]
+    joined = np.concatenate(shards)
+    assert sorted(joined.tolist()) == list(range(3001))
+    assert all(np.all(np.diff(s) > 0) for s in shards)
+    again = shard_ids(3001, 3, seed=7)
+    assert all(np.array_equal(a, b) for a, b in zip(shards, again))
+    other = shard_ids(3001, 3, seed=8)
+    assert not np.array_equal(shards[0], other[0])
+    assert not np.array_equal(shards[0], np.arange(len(shards[0])))  # not contiguous blocks
+    with pytest.raises(InputError):
+        shard_ids(2, 3, seed=1)
+    assert [fold_of(z, 2) for z in range(5)] == [0, 1, 0, 1, 0]
+
+
+def _work(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    src = ["der hund", "die katze", "ein zebra", "der hund läuft"]
+    tgt = ["the dog", "the cat", "a zebra", "the dog runs"]
+    (work / "corpus.src").write_text("\n".join(src) + "\n")
+    (work / "corpus.tgt").write_text("\n".join(tgt) + "\n")
+    (work / "aligned.grow-diag-final-and").write_text("0-0 1-1\n0-0 1-1\n0-0 1-1\n0-0 1-1 2-2\n")
+    (work / "prepare.json").write_text(json.dumps({"src_lang": "de", "tgt_lang": "en", "lowercase": True,
+                                                   "tokenizer": ""}))
+    (work / "lm.0.json").write_text("{}")
+    return work
+
+
+def test_fold_leaves_the_held_out_sentences_out_of_the_phrase_table(tmp_path):
+    from smtlib.system.build import stage_phrases
+
+    work = _work(tmp_path)
+    fold = tmp_path / "fold"
+    info = write_fold_work(work, np.array([2]), fold, ("grow-diag-final-and",))
+    assert info == {"sentences": 4, "held_out": 1, "kept": 3, "alignments": ["grow-diag-final-and"]}
+    assert (fold / "corpus.src").read_text().splitlines() == ["der hund", "die katze", "der hund läuft"]
+    assert (fold / "aligned.grow-diag-final-and").read_text().splitlines() == ["0-0 1-1", "0-0 1-1", "0-0 1-1 2-2"]
+    assert (fold / "lm.0.json").is_file()  # shared
+    assert json.loads((fold / "prepare.json").read_text())["jackknife"]["held_out"] == 1
+    stage_phrases(fold, index=0, limit=0)
+    table = gzip.open(fold / "phrase-table.0.gz", "rt", encoding="utf-8").read()
+    assert "zebra" not in table  # the held-out sentence's phrases are not memorized
+    assert "der hund ||| the dog |||" in table
+    with pytest.raises(InputError):
+        write_fold_work(work, np.array([0, 1, 2, 3]), tmp_path / "empty", ("grow-diag-final-and",))
+    with pytest.raises(InputError):
+        write_fold_work(work, np.array([9]), tmp_path / "beyond", ("grow-diag-final-and",))
+
+
+# -- mixing and selection (Algorithms 2-4) ---------------------------------------------------------
+def test_itermix_is_the_mean_of_the_shards():
+    shards = [{"LM0_0": 1.0, "a_x": 2.0}, {"LM0_0": 3.0, "b_y": 4.0}]
+    out, nxt, info = mix_epoch("itermixsgd", shards, None)
+    assert out == {"LM0_0": 2.0, "a_x": 1.0, "b_y": 2.0} == nxt
+    assert info["epoch"] == 1 and info["nonzero_features"] == 3
+
+
+def test_iterselsgd_keeps_the_columns_of_largest_l2_norm_figure_2():
+    # Simianer et al. (2012), Figure 2 (left): column norms 6, 4, 3, 2, 0
+    matrix = np.array([[6, 4, 0, 0, 0], [0, 0, 3, 0, 0], [0, 0, 0, 2, 0]], dtype=float)
+    assert select_columns(matrix, 2).tolist() == [0, 1]
+    assert select_columns(matrix, 10).tolist() == [0, 1, 2, 3, 4]
+    names = ["f_1", "f_2", "f_3", "f_4", "f_5"]
+    shards = [dict(zip(names, row)) for row in matrix.tolist()]
+    shards[0]["LM0_0"] = 0.0  # a dense feature with weight 0 is kept in the file
+    out, nxt, info = mix_epoch("iterselsgd", shards, None, k=3)
+    # the 3 columns of largest norm are f_1, f_2, f_3; LM0_0 (norm 0) is not selected but stays, at 0
+    assert out == {"LM0_0": 0.0, "f_1": 2.0, "f_2": 4 / 3, "f_3": 1.0} == nxt
+    assert info["k"] == 3
+
+
+def test_iterselsgd_brute_force_selection():
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(4, 30)) * (rng.random(30) < 0.5)
+    for k in (1, 5, 12):
+        norms = np.linalg.norm(matrix, axis=0)
+        best = sorted(range(30), key=lambda d: (-norms[d], d))[:k]
+        assert select_columns(matrix, k).tolist() == sorted(best)
+
+
+def test_iterselsgd_default_k_is_the_papers_share_but_keeps_dense():
+    shards = [{"LM0_0": 1.0, **{f"s_{chr(97 + i)}": float(i + 1) for i in range(20)}}] * 2
+    out, _, info = mix_epoch("iterselsgd", shards, None)
+    assert info["k"] == 1  # max(dense 1, ceil(21 * 100k/4.7M) = 1)
+    out, _, info = mix_epoch("iterselsgd", shards, None, k_fraction=0.5)
+    assert info["k"] == 11 and len([v for v in out.values() if v]) == 11
+
+
+def test_mixsgd_returns_the_average_over_epochs_and_shards():
+    epoch1 = [{"LM0_0": 1.0, "a_x": 1.0}, {"LM0_0": 3.0}]
+    out1, nxt1, state1 = mix_epoch("mixsgd", epoch1, None)
+    assert out1 == {"LM0_0": 2.0, "a_x": 0.5} and nxt1 == {}
+    epoch2 = [{"LM0_0": 5.0, "a_x": 1.0}, {"LM0_0": 3.0, "b_y": 2.0}]
+    out2, _, state2 = mix_epoch("mixsgd", epoch2, json.loads(json.dumps(state1)))
+    # (1/Z) sum_z (1/T) sum_t w_{z,t}
+    assert out2 == pytest.approx({"LM0_0": (1 + 3 + 5 + 3) / 4, "a_x": (1 + 1) / 4, "b_y": 2 / 4})
+    assert state2["epoch"] == 2
+    with pytest.raises(InputError):
+        mix_epoch("sgd", epoch1, None)  # Algorithm 1 has one shard
+
+
+def test_choose_epoch_prefers_the_earlier_on_ties():
+    assert choose_epoch([20.0, 21.5, 21.5, 19.0]) == 2
+    with pytest.raises(InputError):
+        choose_epoch([])
+
+
+# -- approximate randomization ----------------------------------------------------------------------
+def _stats(rng, n):
+    hyp = rng.integers(5, 12, size=n)
+    matches = np.stack([np.minimum(hyp - k, rng.integers(0, 10, size=n)).clip(0) for k in range(4)], axis=1)
+    totals = np.stack([(hyp - k).clip(0) for k in range(4)], axis=1)
+    ref = hyp + rng.integers(-2, 3, size=n)
+    return np.column_stack([hyp, ref, matches, totals]).astype(float)
+
+
+def test_approximate_randomization_against_the_exact_permutation_test():
+    rng = np.random.default_rng(0)
+    a, b = _stats(rng, 10), _stats(rng, 10)
+    observed = 100 * (bleu_from_stats(a.sum(0)) - bleu_from_stats(b.sum(0)))
+    count = 0
+    for swap in itertools.product([False, True], repeat=10):  # all 2^10 assignments
+        s = np.array(swap)
+        x = np.where(s[:, None], b, a).sum(0)
+        y = np.where(s[:, None], a, b).sum(0)
+        count += abs(100 * (bleu_from_stats(x) - bleu_from_stats(y))) >= abs(observed) - 1e-12
+    exact = count / 2**10
+    diff, p = approximate_randomization(a, b, trials=4000, seed=1)
+    assert diff == pytest.approx(observed)
+    assert p == pytest.approx(exact, abs=0.03)
+    assert approximate_randomization(a, b, trials=500, seed=5) == approximate_randomization(a, b, trials=500, seed=5)
+
+
+def test_approximate_randomization_identical_and_different_systems():
+    rng = np.random.default_rng(1)
+    a = _stats(rng, 200)
+    assert approximate_randomization(a, a, trials=200, seed=0) == (0.0, 1.0)
+    worse = a.copy()
+    worse[:, 2:6] = np.floor(worse[:, 2:6] * 0.6)
+    diff, p = approximate_randomization(a, worse, trials=200, seed=0)
+    assert diff > 0 and p < 0.01
+    with pytest.raises(InputError):
+        approximate_randomization(a, a[:10])
