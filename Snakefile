@@ -26,6 +26,8 @@ include: "rules/evaluate.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
 include: "rules/replay.smk"
+include: "rules/simianer_common.smk"
+include: "rules/simianer.smk"
 
 
 report: "config/report/workflow.rst"

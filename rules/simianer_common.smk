@@ -1,0 +1,225 @@
+# Helpers of rules/simianer.smk (Simianer, Riezler & Dyer 2012, Table 2): the configuration check, path
+# builders and input functions of the sharded loop. Included from the Snakefile after rules/common.smk.
+
+SIM = config["simianer"]
+SIM_ROOT = "results/simianer/{pair}"
+SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def sim_path(name):
+    """A file of a run directory, as a wildcard pattern (``sim_path("ep{epoch}/weights")``)."""
+    return f"{SIM_RUN}/{name}"
+
+
+def sim_log(name):
+    return f"logs/{SIM_RUN.removeprefix('results/')}/{name}"
+
+
+def sim_benchmark(name):
+    return f"results/benchmarks/{SIM_RUN.removeprefix('results/')}/{name}"
+
+
+def sim_folds():
+    return SIM["folds"] or SIM["shards"]
+
+
+def sim_shard_count(wildcards):
+    """Shards of a run: the training shards, or the dev set as one shard (Algorithm 1 on dev)."""
+    return SIM["shards"] if wildcards.tdata == "train" else 1
+
+
+def sim_group_templates(name):
+    for group in SIM["groups"]:
+        if group["name"] == name:
+            return group["templates"]
+    raise ValueError(f"config: simianer group {name!r} is not in simianer.groups")
+
+
+def sim_runs():
+    """(algorithm, data, group) of every configured run, in the configured order."""
+    return [(r["algorithm"], r["data"], g) for r in SIM["runs"] for g in r["groups"]]
+
+
+def sim_run_dir(algo, tdata, fgroup):
+    return f"results/simianer/{SIM['pair']}/{fgroup}/{algo}-{tdata}"
+
+
+def _sim_check_config():
+    for algo, tdata, fgroup in sim_runs():
+        sim_group_templates(fgroup)
+        if (algo == "sgd") != (tdata == "dev"):
+            raise ValueError(
+                f"config: simianer run {algo} on {tdata}: Algorithm 1 (sgd) tunes on dev, "
+                "the distributed algorithms (mixsgd, itermixsgd, iterselsgd) on the training shards"
+            )
+    tests = test_sets(SIM["pair"])
+    for key in ("devtest", "test"):
+        if SIM[key] not in tests:
+            raise ValueError(
+                f"config: simianer.{key} {SIM[key]!r} is not a test set of {SIM['pair']} ({tests})"
+            )
+
+
+_sim_check_config()
+
+
+def sim_model(pair, model, fgroup):
+    """model.yaml of the full-corpus (model "full") or a fold's ("f{k}") model of a feature group."""
+    if sim_group_templates(fgroup):
+        return f"results/simianer/{pair}/models/{model}/{fgroup}/model.yaml"
+    if model == "full":
+        return model_dir(pair, "medium", "model.yaml")
+    return f"results/simianer/{pair}/folds/{model}/medium/model.yaml"
+
+
+def sim_medium_of(wildcards):
+    """The medium model a feature group's templates are added to."""
+    if wildcards.model == "full":
+        return model_dir(wildcards.pair, "medium", "model.yaml")
+    return (
+        f"results/simianer/{wildcards.pair}/folds/{wildcards.model}/medium/model.yaml"
+    )
+
+
+def sim_groups_option(wildcards):
+    return " ".join(sim_group_templates(wildcards.fgroup))
+
+
+def sim_full_model(wildcards):
+    return sim_model(wildcards.pair, "full", wildcards.fgroup)
+
+
+def sim_shard_model(wildcards):
+    """Dev (Algorithm 1): the full model; a training shard: the model of its jackknife fold."""
+    if wildcards.tdata == "dev":
+        return sim_full_model(wildcards)
+    fold = int(wildcards.shard) % sim_folds()
+    return sim_model(wildcards.pair, f"f{fold}", wildcards.fgroup)
+
+
+def sim_run_of(wildcards):
+    return SIM_RUN.format(**dict(wildcards.items()))
+
+
+def sim_averaging(algo):
+    """Algorithms 1 and 2: every shard goes on from its own weights (mixing only for the output)."""
+    return algo in ("sgd", "mixsgd")
+
+
+def sim_shard_start(wildcards):
+    """The weights a shard's epoch starts from: zero at epoch 1, then the shard's own weights
+    (Algorithms 1, 2) or the mixed vector (Algorithms 3, 4) of the previous epoch."""
+    run = sim_run_of(wildcards)
+    epoch = int(wildcards.epoch)
+    if epoch == 1:
+        return f"{run}/ep0/next.weights"
+    if sim_averaging(wildcards.algo):
+        return f"{run}/ep{epoch - 1}/shard{wildcards.shard}.weights"
+    return f"{run}/ep{epoch - 1}/next.weights"
+
+
+def sim_shard_src(wildcards):
+    if wildcards.tdata == "dev":
+        return data_path(wildcards.pair, "dev.src")
+    return f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{wildcards.shard}.src"
+
+
+def sim_shard_ref(wildcards):
+    if wildcards.tdata == "dev":
+        return data_path(wildcards.pair, "dev.ref")
+    return f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{wildcards.shard}.ref"
+
+
+def sim_fold_ids(wildcards):
+    """The .ids files of the shards of fold f{fold} (left out of its phrase tables)."""
+    fold = int(wildcards.fold)
+    return [
+        f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{z}.ids"
+        for z in range(SIM["shards"])
+        if z % sim_folds() == fold
+    ]
+
+
+def sim_shard_ids_all(wildcards):
+    return expand(
+        "{root}/shards/shard{z}.{ext}",
+        root=SIM_ROOT.format(pair=wildcards.pair),
+        z=range(SIM["shards"]),
+        ext=("src", "ref", "ids"),
+    )
+
+
+def sim_epoch_shards(wildcards):
+    run = sim_run_of(wildcards)
+    return [
+        f"{run}/ep{wildcards.epoch}/shard{z}.weights"
+        for z in range(sim_shard_count(wildcards))
+    ]
+
+
+def sim_prev_state(wildcards):
+    epoch = int(wildcards.epoch)
+    return [] if epoch == 1 else [f"{sim_run_of(wildcards)}/ep{epoch - 1}/mix.json"]
+
+
+def sim_state_option(wildcards, input):
+    return f"--state {input.state}" if input.state else ""
+
+
+def sim_select_option(wildcards):
+    if wildcards.algo != "iterselsgd":
+        return ""
+    return f"--k {SIM['select_k']} --k-fraction {SIM['select_fraction']}"
+
+
+def sim_epoch_files(wildcards):
+    run = sim_run_of(wildcards)
+    return [
+        f"{run}/ep{e}/{name}"
+        for e in range(1, SIM["epochs"] + 1)
+        for name in ("weights", "mix.json", "devtest.bleu.json")
+    ]
+
+
+def sim_epoch_dirs(wildcards):
+    run = sim_run_of(wildcards)
+    return " ".join(f"{run}/ep{e}" for e in range(1, SIM["epochs"] + 1))
+
+
+def sim_devtest_src(wildcards):
+    return data_path(wildcards.pair, f"test.{SIM['devtest']}.src")
+
+
+def sim_devtest_ref(wildcards):
+    return data_path(wildcards.pair, f"test.{SIM['devtest']}.ref")
+
+
+def sim_test_src(wildcards):
+    return data_path(wildcards.pair, f"test.{SIM['test']}.src")
+
+
+def sim_test_ref(wildcards):
+    return data_path(wildcards.pair, f"test.{SIM['test']}.ref")
+
+
+def sim_table_inputs(wildcards):
+    return [
+        f"{sim_run_dir(a, d, g)}/{name}"
+        for a, d, g in sim_runs()
+        for name in ("chosen.json", "test.bleu.json", "test.out")
+    ]
+
+
+def sim_run_options(wildcards):
+    return " ".join(f"{a}:{d}:{g}={sim_run_dir(a, d, g)}" for a, d, g in sim_runs())
+
+
+def sim_table_refs(wildcards):
+    return data_path(SIM["pair"], f"test.{SIM['test']}.ref")
+
+
+def sim_plot_inputs(wildcards):
+    return [f"{sim_run_dir(a, d, g)}/chosen.json" for a, d, g in sim_runs()]
