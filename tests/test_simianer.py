@@ -215,3 +215,36 @@ def test_approximate_randomization_identical_and_different_systems():
     assert diff > 0 and p < 0.01
     with pytest.raises(InputError):
         approximate_randomization(a, a[:10])
+
+
+# -- the CLI steps between epochs ------------------------------------------------------------------
+def test_mix_and_choose_commands(tmp_path, cli):
+    from smtlib.weights import read_weights
+
+    for e, shards in enumerate([[{"LM0_0": 1.0, "ri_a~b": 2.0}, {"LM0_0": 3.0}],
+                                [{"LM0_0": 2.0, "ri_a~b": 0.0}, {"LM0_0": 2.0, "rs_s1t1": 4.0}]], 1):
+        ep = tmp_path / f"ep{e}"
+        ep.mkdir()
+        paths = []
+        for z, w in enumerate(shards):
+            path = ep / f"shard{z}.weights"
+            path.write_text("".join(f"{k} {v}\n" for k, v in w.items()))
+            paths.append(str(path))
+        state = ["--state", str(tmp_path / f"ep{e - 1}" / "mix.json")] if e > 1 else []
+        r = cli("sgd", "mix", "--algorithm", "iterselsgd", "--k", "2", "--shard-weights", *paths, *state,
+                "--out", ep / "weights", "--next", ep / "next.weights", "--state-out", ep / "mix.json")
+        assert r.returncode == 0, r.stderr
+        (ep / "devtest.bleu.json").write_text(json.dumps({"score": [20.0, 25.0][e - 1]}))
+    assert dict(read_weights(tmp_path / "ep1" / "weights")) == {"LM0_0": 2.0, "ri_a~b": 1.0}
+    # epoch 2: columns LM0_0 (norm 2.83) and rs_s1t1 (4) kept, ri_a~b (0) dropped
+    assert dict(read_weights(tmp_path / "ep2" / "weights")) == {"LM0_0": 2.0, "rs_s1t1": 2.0}
+    assert json.loads((tmp_path / "ep2" / "mix.json").read_text())["epoch"] == 2
+    r = cli("sgd", "choose", "--epochs", tmp_path / "ep1", tmp_path / "ep2", "--out", tmp_path / "chosen.weights",
+            "--info", tmp_path / "chosen.json")
+    assert r.returncode == 0, r.stderr
+    info = json.loads((tmp_path / "chosen.json").read_text())
+    assert info["chosen_epoch"] == 2 and [e["nonzero_features"] for e in info["epochs"]] == [2, 2]
+    assert dict(read_weights(tmp_path / "chosen.weights")) == {"LM0_0": 2.0, "rs_s1t1": 2.0}
+    r = cli("sgd", "mix", "--algorithm", "sgd", "--shard-weights", *paths, "--out", tmp_path / "x",
+            "--next", tmp_path / "y", "--state-out", tmp_path / "z")
+    assert r.returncode == 2 and "one shard" in r.stderr and not (tmp_path / "x").exists()
