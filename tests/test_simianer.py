@@ -248,3 +248,31 @@ def test_mix_and_choose_commands(tmp_path, cli):
     r = cli("sgd", "mix", "--algorithm", "sgd", "--shard-weights", *paths, "--out", tmp_path / "x",
             "--next", tmp_path / "y", "--state-out", tmp_path / "z")
     assert r.returncode == 2 and "one shard" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_table_command_rows_and_significance(tmp_path, cli):
+    refs = ["a man rides a red bike down the street ."] * 30 + ["two dogs play in the green grass ."] * 30
+    (tmp_path / "test.ref").write_text("\n".join(refs) + "\n")
+    good, bad = refs, ["a man ."] * 60
+    runs = []
+    for name, algo, data, hyps, bleu in (("r1", "sgd", "dev", good, 100.0), ("r3", "itermixsgd", "train", bad, 1.0),
+                                         ("r4", "itermixsgd", "train", good, 100.0)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "test.out").write_text("\n".join(hyps) + "\n")
+        (d / "test.bleu.json").write_text(json.dumps({"score": bleu}))
+        (d / "chosen.json").write_text(json.dumps({"chosen_epoch": 1, "epochs": [
+            {"epoch": 1, "devtest_bleu": 20.0, "nonzero_features": 18, "features_in_shards": 18}]}))
+        group = "id" if name == "r4" else "default"
+        runs.append(f"{algo}:{data}:{group}={d}")
+    r = cli("sgd", "table", "--run", *runs, "--test-refs", tmp_path / "test.ref", "--trials", "200",
+            "--out", tmp_path / "t.tsv")
+    assert r.returncode == 0, r.stderr
+    header, *rows = [line.split("\t") for line in (tmp_path / "t.tsv").read_text().splitlines()]
+    table = [dict(zip(header, row)) for row in rows]
+    assert [row["features"] for row in table] == ["default", "default", "id"]
+    # same group: Algorithm 1 (perfect) against Algorithm 3 (bad), both ways significant
+    assert table[0]["significant_vs"] == "3" and table[1]["significant_vs"] == "1"
+    assert table[2]["significant_vs"] == "-"  # alone in its group
+    # Algorithm 3: the id group is the best of its groups, default is significantly worse (dagger)
+    assert table[2]["vs_best_group"] == "best" and table[1]["vs_best_group"].startswith("dagger")

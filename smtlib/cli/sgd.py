@@ -36,7 +36,9 @@ sentence would need the decoder inside the update loop; with ~1,000 sentences pe
 
 ``choose`` picks the epoch with the best devtest BLEU (Table 2's "@" column; ties: the earlier epoch).
 ``table`` writes Table 2's rows and the approximate-randomization p-values of each pair of runs of
-the same feature group on the test set (:mod:`smtlib.bleu.randomization`).
+the same feature group on the test set (:mod:`smtlib.bleu.randomization`): ``significant_vs`` lists the
+algorithms (1-4) a row differs from at p < alpha (the paper's raised numbers), ``vs_best_group`` the
+test against the best feature group of the same algorithm (the paper's dagger).
 """
 
 from __future__ import annotations
@@ -314,8 +316,18 @@ def _table(args: argparse.Namespace) -> None:
                 beaten.append(number[other["algorithm"]])
         row["significant_vs"] = ",".join(sorted(set(beaten))) or "-"
         row["p_values"] = json.dumps(p_values, sort_keys=True)
+    for i, row in enumerate(rows):
+        # Table 2's dagger: significantly different from the best feature group of the same algorithm
+        same = [j for j, other in enumerate(rows)
+                if (other["algorithm"], other["tuning_data"]) == (row["algorithm"], row["tuning_data"])]
+        best = max(same, key=lambda j: (rows[j]["test_bleu"], -j))
+        if best == i:
+            row["vs_best_group"] = "best"
+        else:
+            _, p = approximate_randomization(stats[i], stats[best], trials=args.trials, seed=args.seed)
+            row["vs_best_group"] = ("dagger " if p < args.alpha else "") + f"p={p:.4f}"
     columns = ["algorithm", "tuning_data", "features", "n_features", "devtest_bleu", "test_bleu",
-               "chosen_epoch", "significant_vs", "p_values"]
+               "chosen_epoch", "significant_vs", "vs_best_group", "p_values"]
     with atomic_output(args.out) as fh:
         fh.write("\t".join(columns) + "\n")
         for row in rows:
@@ -338,6 +350,10 @@ def _plot(args: argparse.Namespace) -> None:
         label = f"{algorithm} ({data}, {group})"
         ax_f.plot(epochs, [e["nonzero_features"] for e in chosen["epochs"]], marker="o", label=label)
         ax_b.plot(epochs, [e["devtest_bleu"] for e in chosen["epochs"]], marker="o", label=label)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax_f, ax_b):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_f.set_yscale("log")
     ax_f.set_xlabel("epoch")
     ax_f.set_ylabel("active (non-zero) features")
