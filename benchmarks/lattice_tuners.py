@@ -37,15 +37,15 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
-def run(cmd: list[str], log: pathlib.Path) -> float:
-    """Run ``cmd`` (stdout/stderr to ``log``); its CPU seconds (user + system)."""
+def run(cmd: list[str], log: pathlib.Path) -> tuple[float, float]:
+    """Run ``cmd`` (stdout/stderr to ``log``); its CPU seconds (user + system) and peak RSS in MB."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed ({log}): {' '.join(cmd)}\n" + log.read_text()[-2000:])
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -53,6 +53,13 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=200)
     ap.add_argument("--models", default="/work/models")
     ap.add_argument("--work", help="work directory (default: a temporary one)")
+    ap.add_argument("--methods", nargs="+", default=["lbmert", "lbmira", "mert"], choices=["lbmert", "lbmira", "mert"],
+                    help="tuning steps to run (default: all three; lbmert first, its time is the last line)")
+    ap.add_argument("--restarts", type=int, default=20,
+                    help="random restarts of lbmert and mert (default 20, Cherry & Foster §4); fewer for a partial step")
+    ap.add_argument("--no-redecode", action="store_true", help="skip re-decoding with the tuned weights (no dev BLEU)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the initial decode (it0.*) already in --work for the same --sentences")
     args = ap.parse_args()
     models = pathlib.Path(args.models)
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="lattice-bench-"))
@@ -65,7 +72,7 @@ def main() -> None:
     smtlib = [sys.executable, "-m", "smtlib"]
     bleu = ["--tokenize", "none", "--lowercase"]
 
-    def decode(weights: pathlib.Path, tag: str, lattice: bool) -> float:
+    def decode(weights: pathlib.Path, tag: str, lattice: bool) -> tuple[float, float]:
         cmd = smtlib + ["decode", "--model", str(model), "--weights", str(weights), "--input", str(work / "dev.fr"),
                         "--output", str(work / f"{tag}.1best"), "--quiet", "--jobs", "1"]
         if lattice:
@@ -80,27 +87,37 @@ def main() -> None:
         return float(json.loads(out)["score"])
 
     init = models / "medium.init.weights"
-    decode(init, "it0", True)
-    rows = [("init", None, dev_bleu("it0"), None)]
+    done = all((work / f"it0.{x}").exists() for x in ("1best", "lat.gz", "kbest.gz"))
+    if not (args.reuse and done):
+        decode(init, "it0", True)
+    rows = [("init", None, None, dev_bleu("it0"), None, None)]
     steps = {
         "lbmert": ["--lattice", str(work / "it0.lat.gz")],
         "lbmira": ["--lattice", str(work / "it0.lat.gz")],
         "mert": ["--kbest", str(work / "it0.kbest.gz")],
     }
-    for method, inputs in steps.items():
-        cpu = run(smtlib + ["tune", method, *inputs, "--refs", str(work / "dev.en"), "--init", str(init),
-                            "--out", str(work / f"{method}.w"), "--info", str(work / f"{method}.json"), "--seed", "1",
-                            *bleu], work / f"{method}.tune.log")
+    restarts = {m: ["--set", f"random_restarts={args.restarts}"] for m in ("lbmert", "mert")}
+    for method in sorted(args.methods, key=list(steps).index):
+        cpu, rss = run(smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
+                                 "--out", str(work / f"{method}.w"), "--info", str(work / f"{method}.json"),
+                                 "--seed", "1", "--quiet", *bleu, *restarts.get(method, [])], work / f"{method}.tune.log")
         info = json.loads((work / f"{method}.json").read_text())
-        decode(work / f"{method}.w", method, False)
-        rows.append((method, cpu, dev_bleu(method), info.get("objective")))
-    print(f"{n} Multi30k dev sentences, Medium fr-en, unpruned lattices; work dir {work}")
-    print(f"{'weights':8} {'step CPU s':>10} {'dev BLEU':>9} {'pool optimum':>13}")
-    for name, cpu, score, objective in rows:
+        score = None
+        if not args.no_redecode:
+            decode(work / f"{method}.w", method, False)
+            score = dev_bleu(method)
+        rows.append((method, cpu, rss, score, info.get("objective"), info.get("line_searches")))
+    print(f"{n} Multi30k dev sentences, Medium fr-en, unpruned lattices, {args.restarts} random restarts; work dir {work}")
+    print(f"{'weights':8} {'step CPU s':>10} {'peak MB':>8} {'dev BLEU':>9} {'pool optimum':>13} {'line searches':>14}")
+    for name, cpu, rss, score, objective, searches in rows:
         cpu_s = f"{cpu:10.1f}" if cpu is not None else f"{'':10}"
-        obj = f"{100 * objective:13.2f}" if objective is not None else ""
-        print(f"{name:8} {cpu_s} {score:9.2f} {obj}")
-    print(f"lbmert_step_cpu_seconds: {rows[1][1]:.1f}")
+        rss_s = f"{rss:8.0f}" if rss is not None else f"{'':8}"
+        obj = f"{100 * objective:13.2f}" if objective is not None else f"{'':13}"
+        ls_s = f"{searches:14d}" if searches is not None else ""
+        score_s = f"{score:9.2f}" if score is not None else f"{'':9}"
+        print(f"{name:8} {cpu_s} {rss_s} {score_s} {obj} {ls_s}")
+    if "lbmert" in args.methods:
+        print(f"lbmert_step_cpu_seconds: {rows[1][1]:.1f}")
 
 
 if __name__ == "__main__":
