@@ -23,18 +23,35 @@ over all its cubes instead of Moses's queue of per-coverage queues (the pop orde
 best cell of any cube first); ties are broken by push order, which makes the search deterministic;
 Moses's ``cube-pruning-diversity`` (default 0) and lazy scoring (default off) are not offered.
 
-The returned search graph has the layout of :func:`smtlib.decoder.search.search_nb`'s.
+The graph, stacks, spans, scores, recombination and pruning are those of
+:mod:`smtlib.decoder.search_graph`, the LM states and cache those of :mod:`smtlib.decoder.search_lm`
+(both shared with the stack search); this module adds the cubes (:data:`Cubes`, built per coverage
+group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, filled by
+:func:`_push_cell`, emptied into the stack by :func:`_pop_cell`).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
-from smtlib.decoder.lm import lm_score_word
-from smtlib.decoder.search import _covered, _first_gap, _grow1, _grow2, _intern, _mix, _prune, _rehash_states
+from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
+                                         grow1, grow2, new_graph, new_stacks, open_spans, option_score, prune, push,
+                                         recombination_slot, set_coverage)
+from smtlib.decoder.search_lm import lm_extend, start_states
 
-NEG_INF = -np.inf
+#: the cubes built so far: per cube its hypotheses ``hyps[hyp_off:hyp_off + hyp_cnt]`` (best first),
+#: its span ``start:end`` in the uncovered run ``lo:hi``, the next cube into the same stack; ``first[s]``
+#: the first cube into stack ``s``; ``size`` = [cubes, hypotheses]
+Cubes = namedtuple("Cubes", "hyp_off hyp_cnt start end lo hi next hyps first size")
+#: the scored cells of one stack's cubes: cube, cell (i, j), score, future cost, priority, LM state ids
+#: and increments; a binary heap of item ids; ``size`` = [items, heap size]
+CellQueue = namedtuple("CellQueue", "cube i j sc fc pri sid lm heap size")
+#: per-search work arrays: options per span by estimate, a new hypothesis's coverage, LM state ids and
+#: increments, open spans, counters (cells pushed, cells scored, hypotheses popped, LM cache misses)
+CubeWork = namedtuple("CubeWork", "by_est cov sid lm spans stats")
 
 
 @numba.njit(cache=True)
@@ -97,554 +114,230 @@ def _heap_pop(heap, size, it_pri):
 
 
 @numba.njit(cache=True)
-def _lm_score(u, o, complete, n_sid, n_opts, o_woff, o_words, lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map,
-              lm_eos, w_lm, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids, cc_keys, cc_sum, cc_sid, cc_n,
-              ca, ba, cb, bb, scratch, out_sid, out_lm, stats):
-    """``w_LM . LM`` of option ``o`` after node ``u``'s LM states (cached as in the stack search).
+def cube_search_nb(inp):
+    """Run the cube-pruning search on one :data:`~smtlib.decoder.search_graph.SearchInput`.
 
-    Writes each LM's new state id and increment into ``out_sid``/``out_lm``; the caller has made room
-    for one new state per LM. Returns (weighted LM score, state count, cache entry count).
+    Returns its :data:`~smtlib.decoder.search_graph.SearchGraph`, as the stack search does.
     """
-    n_lm = lm_order.shape[0]
-    cc_cap = cc_keys.shape[0]
-    total = 0.0
-    for k in range(n_lm):
-        sid = n_sid[u, k]
-        ckey = (sid * n_opts + o) * n_lm + k
-        cmask = np.uint64(cc_cap - 1)
-        cslot = _mix(np.uint64(7), ckey) & cmask
-        while cc_keys[cslot] != -1 and cc_keys[cslot] != ckey:
-            cslot = (cslot + np.uint64(1)) & cmask
-        if cc_keys[cslot] == ckey:
-            lmsum = cc_sum[cslot]
-            nsid = cc_sid[cslot]
-            ln = s_len[nsid]
-            for j in range(ln):
-                ca[j] = s_ctx[nsid, j]
-                ba[j] = s_bo[nsid, j]
-        else:
-            stats[3] += 1
-            ln = s_len[sid]
-            for j in range(ln):
-                ca[j] = s_ctx[sid, j]
-                ba[j] = s_bo[sid, j]
-            lmsum = 0.0
-            for wi in range(o_woff[o], o_woff[o + 1]):
-                lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba, ln,
-                                       lm_map[k, o_words[wi]], cb, bb, scratch)
-                lmsum += lp
-                ca, cb = cb, ca
-                ba, bb = bb, ba
-            nsid, n_states = _intern(k, ca, ba, ln, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids)
-            if 2 * (cc_n + 1) > cc_cap:  # a full cache is simply emptied
-                cc_keys[:] = -1
-                cc_n = 0
-                cslot = _mix(np.uint64(7), ckey) & cmask
-            cc_keys[cslot] = ckey
-            cc_sum[cslot] = lmsum
-            cc_sid[cslot] = nsid
-            cc_n += 1
-        out_sid[k] = nsid
-        if complete:
-            lp, ln = lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba, ln, lm_eos[k],
-                                   cb, bb, scratch)
-            lmsum += lp
-            ca, cb = cb, ca
-            ba, bb = bb, ba
-        total += w_lm[k] * lmsum
-        out_lm[k] = lmsum
-    return total, n_states, cc_n
-
-
-@numba.njit(cache=True)
-def cube_search_nb(n, maxlen, stack_size, pop_limit, dl, use_lr,
-                   o_start, o_end, o_woff, o_words, o_static, o_lr, o_est, span_first, span_cnt, fct,
-                   lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, lm_bos, lm_eos,
-                   w_lm, w_dist, w_lr):
-    """Run the cube-pruning search on one sentence; return the search graph as ``search_nb`` does."""
-    n_lm = lm_order.shape[0]
-    M = 1
-    for k in range(n_lm):
-        M = max(M, lm_order[k] - 1)
-    CW = max(1, (n + 63) // 64)
-    n_opts = o_static.shape[0]
-    by_est = _options_by_estimate(span_first, span_cnt, o_est)
-
-    # ---- nodes, edges, recombination table (as in search_nb)
-    ncap = 1024
-    n_cov = np.zeros((ncap, CW), dtype=np.uint64)
-    n_last_start = np.zeros(ncap, dtype=np.int64)
-    n_last_end = np.zeros(ncap, dtype=np.int64)
-    n_last_opt = np.zeros(ncap, dtype=np.int64)
-    n_sid = np.zeros((ncap, n_lm), dtype=np.int64)
-    n_score = np.zeros(ncap)
-    n_fc = np.zeros(ncap)
-    n_best = np.full(ncap, -1, dtype=np.int64)
-    n_alive = np.zeros(ncap, dtype=np.bool_)
-    n_stack = np.zeros(ncap, dtype=np.int64)
-    nn = 0
-    ecap = 4096
-    e_tail = np.zeros(ecap, dtype=np.int64)
-    e_head = np.zeros(ecap, dtype=np.int64)
-    e_opt = np.zeros(ecap, dtype=np.int64)
-    e_score = np.zeros(ecap)
-    e_lm = np.zeros((ecap, n_lm))
-    ne = 0
-    hcap = 4096
-    h_keys = np.zeros(hcap, dtype=np.uint64)
-    h_node = np.full(hcap, -1, dtype=np.int64)
-    hn = 0
-    st_nodes = np.zeros((n + 1, max(pop_limit, 1)), dtype=np.int64)
-    st_cnt = np.zeros(n + 1, dtype=np.int64)
-    st_thresh = np.full(n + 1, NEG_INF)
-
-    # ---- interned LM states and the LM cache (as in search_nb)
-    s_cap = 1024
-    s_ctx = np.zeros((s_cap, M), dtype=np.int64)
-    s_bo = np.zeros((s_cap, M), dtype=np.float32)
-    s_len = np.zeros(s_cap, dtype=np.int64)
-    s_lm = np.zeros(s_cap, dtype=np.int64)
-    n_states = 0
-    sh_cap = 4096
-    sh_keys = np.zeros(sh_cap, dtype=np.uint64)
-    sh_ids = np.zeros(sh_cap, dtype=np.int64)
-    cc_keys = np.full(1 << 16, -1, dtype=np.int64)
-    cc_sum = np.zeros(1 << 16)
-    cc_sid = np.zeros(1 << 16, dtype=np.int64)
-    cc_n = 0
-
-    # ---- cubes: source hypotheses (sorted), span, target stack; linked per target stack
-    ccap = 256
-    c_hyp_off = np.zeros(ccap, dtype=np.int64)
-    c_hyp_cnt = np.zeros(ccap, dtype=np.int64)
-    c_start = np.zeros(ccap, dtype=np.int64)
-    c_end = np.zeros(ccap, dtype=np.int64)
-    c_lo = np.zeros(ccap, dtype=np.int64)
-    c_hi = np.zeros(ccap, dtype=np.int64)
-    c_next = np.zeros(ccap, dtype=np.int64)
-    n_cubes = 0
-    c_hyps = np.zeros(4096, dtype=np.int64)
-    n_chyps = 0
-    first_cube = np.full(n + 1, -1, dtype=np.int64)
-
-    # ---- queue items (reset per stack): cube, cell, node, option, score, future cost, LM states/values
+    n = inp.n
+    n_lm = inp.lms.order.shape[0]
+    opts = inp.opts
+    st, sids = start_states(inp.lms)
+    g = new_graph(max(1, (n + 63) // 64), n_lm)
+    add_start_node(g, sids, opts.fct[0, n])
+    stk = new_stacks(n, max(inp.pop_limit, 1))
+    cubes = Cubes(np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
+                  np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
+                  np.zeros(256, dtype=np.int64), np.zeros(4096, dtype=np.int64), np.full(n + 1, -1, dtype=np.int64),
+                  np.zeros(2, dtype=np.int64))
     icap = 1024
-    it_cube = np.zeros(icap, dtype=np.int64)
-    it_i = np.zeros(icap, dtype=np.int64)
-    it_j = np.zeros(icap, dtype=np.int64)
-    it_sc = np.zeros(icap)
-    it_fc = np.zeros(icap)
-    it_pri = np.zeros(icap)
-    it_sid = np.zeros((icap, n_lm), dtype=np.int64)
-    it_lm = np.zeros((icap, n_lm))
-    heap = np.zeros(icap, dtype=np.int64)
-
-    # the empty hypothesis
-    n_last_start[0] = -1
-    n_last_end[0] = -1
-    n_last_opt[0] = -1
-    scratch = np.zeros(M + 2, dtype=np.bool_)
-    ca = np.zeros(M + 1, dtype=np.int64)
-    ba = np.zeros(M + 1, dtype=np.float32)
-    cb = np.zeros(M + 1, dtype=np.int64)
-    bb = np.zeros(M + 1, dtype=np.float32)
-    for k in range(n_lm):
-        ca[:] = 0
-        ba[:] = 0
-        cb[:] = 0
-        bb[:] = 0
-        ln = 0
-        if lm_order[k] > 1:
-            lm_score_word(lm_tab, lm_tabf, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba, 0, lm_bos[k], cb, bb,
-                          scratch)
-            cb[0] = lm_bos[k]
-            ln = 1
-        sid, n_states = _intern(k, cb, bb, ln, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids)
-        n_sid[0, k] = sid
-    n_fc[0] = fct[0, n]
-    n_alive[0] = True
-    st_nodes[0, 0] = 0
-    st_cnt[0] = 1
-    nn = 1
-
-    new_cov = np.zeros(CW, dtype=np.uint64)
-    cell_sid = np.zeros(n_lm, dtype=np.int64)
-    cell_lm = np.zeros(n_lm)
-    # counters: cells pushed, cells scored, hypotheses popped, LM scorings not in the cache
-    stats = np.zeros(4, dtype=np.int64)
-
+    q = CellQueue(np.zeros(icap, dtype=np.int64), np.zeros(icap, dtype=np.int64), np.zeros(icap, dtype=np.int64),
+                  np.zeros(icap), np.zeros(icap), np.zeros(icap), np.zeros((icap, n_lm), dtype=np.int64),
+                  np.zeros((icap, n_lm)), np.zeros(icap, dtype=np.int64), np.zeros(2, dtype=np.int64))
+    work = CubeWork(_options_by_estimate(opts.span_first, opts.span_cnt, opts.est),
+                    np.zeros(g.cov.shape[1], dtype=np.uint64), np.zeros(n_lm, dtype=np.int64), np.zeros(n_lm),
+                    np.zeros((max(n, 1) * inp.maxlen, 4), dtype=np.int64), np.zeros(4, dtype=np.int64))
     for s in range(n + 1):
         if s > 0:
-            # ---- fill stack s: pop the best cells of its cubes
-            total_cells = 0
-            c = first_cube[s]
-            while c >= 0:
-                total_cells += c_hyp_cnt[c] * span_cnt[c_start[c], c_end[c] - c_start[c] - 1]
-                c = c_next[c]
-            seen_off = np.zeros(n_cubes + 1, dtype=np.int64)
-            c = first_cube[s]
-            pos = 0
-            while c >= 0:
-                seen_off[c] = pos
-                pos += c_hyp_cnt[c] * span_cnt[c_start[c], c_end[c] - c_start[c] - 1]
-                c = c_next[c]
-            seen = np.zeros(total_cells, dtype=np.bool_)
-            n_items = 0
-            hsize = 0
-            complete = s == n
-            pops = 0
-            pending_c = first_cube[s]
-            # cells to push are handled in one loop: first every cube's corner, then the pops' neighbours
-            while True:
-                # pick the next cell to push, if any
-                pc = pending_c
-                have = pc >= 0
-                if have:
-                    pending_c = c_next[pc]
-                if not have:
-                    if hsize == 0 or pops >= pop_limit:
-                        break
-                    # ---- pop the best cell into the stack
-                    item, hsize = _heap_pop(heap, hsize, it_pri)
-                    pops += 1
-                    stats[2] += 1
-                    cc = it_cube[item]
-                    ci = it_i[item]
-                    cj = it_j[item]
-                    u = c_hyps[c_hyp_off[cc] + ci]
-                    first = span_first[c_start[cc], c_end[cc] - c_start[cc] - 1]
-                    o = by_est[first + cj]
-                    start = c_start[cc]
-                    end = c_end[cc]
-                    sc = it_sc[item]
-                    for i in range(CW):
-                        new_cov[i] = n_cov[u, i]
-                    for i in range(start, end):
-                        new_cov[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-                    h = np.uint64(0x12345)
-                    for i in range(CW):
-                        h = _mix(h, np.int64(new_cov[i] & np.uint64(0x7FFFFFFFFFFFFFFF)))
-                        h = _mix(h, np.int64(new_cov[i] >> np.uint64(63)))
-                    if not complete:
-                        for k in range(n_lm):
-                            h = _mix(h, it_sid[item, k])
-                        h = _mix(h, end - 1)
-                        if use_lr:
-                            h = _mix(h, o)
-                    h |= np.uint64(1)
-                    hmask = np.uint64(hcap - 1)
-                    slot = h & hmask
-                    found = -1
-                    while h_keys[slot] != 0:
-                        if h_keys[slot] == h:
-                            v = h_node[slot]
-                            same = True
-                            for i in range(CW):
-                                if n_cov[v, i] != new_cov[i]:
-                                    same = False
-                            if same and not complete:
-                                if n_last_end[v] != end - 1 or (use_lr and n_last_opt[v] != o):
-                                    same = False
-                                for k in range(n_lm):
-                                    if n_sid[v, k] != it_sid[item, k]:
-                                        same = False
-                            if same:
-                                found = v
-                                break
-                        slot = (slot + np.uint64(1)) & hmask
-                    if ne == ecap:
-                        ecap *= 2
-                        e_tail = _grow1(e_tail, ecap)
-                        e_head = _grow1(e_head, ecap)
-                        e_opt = _grow1(e_opt, ecap)
-                        e_score = _grow1(e_score, ecap)
-                        e_lm = _grow2(e_lm, ecap)
-                    e_tail[ne] = u
-                    e_opt[ne] = o
-                    e_score[ne] = sc
-                    e_lm[ne] = it_lm[item]
-                    if found >= 0 and n_alive[found]:
-                        e_head[ne] = found
-                        if sc > n_score[found]:
-                            n_score[found] = sc
-                            n_best[found] = ne
-                            n_last_opt[found] = o
-                            n_last_start[found] = start
-                        ne += 1
-                    else:
-                        if nn == ncap:
-                            ncap *= 2
-                            n_cov = _grow2(n_cov, ncap)
-                            n_last_start = _grow1(n_last_start, ncap)
-                            n_last_end = _grow1(n_last_end, ncap)
-                            n_last_opt = _grow1(n_last_opt, ncap)
-                            n_sid = _grow2(n_sid, ncap)
-                            n_score = _grow1(n_score, ncap)
-                            n_fc = _grow1(n_fc, ncap)
-                            n_best = _grow1(n_best, ncap)
-                            n_alive = _grow1(n_alive, ncap)
-                            n_stack = _grow1(n_stack, ncap)
-                        v = nn
-                        nn += 1
-                        for i in range(CW):
-                            n_cov[v, i] = new_cov[i]
-                        n_last_start[v] = start
-                        n_last_end[v] = end - 1
-                        n_last_opt[v] = o
-                        for k in range(n_lm):
-                            n_sid[v, k] = it_sid[item, k]
-                        n_score[v] = sc
-                        n_fc[v] = 0.0 if complete else it_fc[item]
-                        n_best[v] = ne
-                        n_alive[v] = True
-                        n_stack[v] = s
-                        e_head[ne] = v
-                        ne += 1
-                        if found >= 0:
-                            h_node[slot] = v
-                        else:
-                            h_keys[slot] = h
-                            h_node[slot] = v
-                            hn += 1
-                            if 2 * hn > hcap:
-                                old_keys = h_keys
-                                old_node = h_node
-                                hcap *= 2
-                                h_keys = np.zeros(hcap, dtype=np.uint64)
-                                h_node = np.full(hcap, -1, dtype=np.int64)
-                                hmask = np.uint64(hcap - 1)
-                                for i in range(old_keys.shape[0]):
-                                    if old_keys[i] != 0:
-                                        sl = old_keys[i] & hmask
-                                        while h_keys[sl] != 0:
-                                            sl = (sl + np.uint64(1)) & hmask
-                                        h_keys[sl] = old_keys[i]
-                                        h_node[sl] = old_node[i]
-                        if st_cnt[s] == st_nodes.shape[1]:
-                            grown = np.zeros((n + 1, 2 * st_nodes.shape[1]), dtype=np.int64)
-                            grown[:, : st_nodes.shape[1]] = st_nodes
-                            st_nodes = grown
-                        st_nodes[s, st_cnt[s]] = v
-                        st_cnt[s] += 1
-                    # ---- its two neighbours
-                    n_o = span_cnt[c_start[cc], c_end[cc] - c_start[cc] - 1]
-                    for step in range(2):
-                        ni = ci + 1 if step == 0 else ci
-                        nj = cj if step == 0 else cj + 1
-                        if ni >= c_hyp_cnt[cc] or nj >= n_o:
-                            continue
-                        cell = seen_off[cc] + ni * n_o + nj
-                        if seen[cell]:
-                            continue
-                        seen[cell] = True
-                        # score and push the neighbour (the same code as a corner, below)
-                        if n_items == it_cube.shape[0]:
-                            icap = 2 * it_cube.shape[0]
-                            it_cube = _grow1(it_cube, icap)
-                            it_i = _grow1(it_i, icap)
-                            it_j = _grow1(it_j, icap)
-                            it_sc = _grow1(it_sc, icap)
-                            it_fc = _grow1(it_fc, icap)
-                            it_pri = _grow1(it_pri, icap)
-                            it_sid = _grow2(it_sid, icap)
-                            it_lm = _grow2(it_lm, icap)
-                            heap = _grow1(heap, icap)
-                        if n_states + n_lm + 1 >= s_ctx.shape[0]:
-                            s_ctx = _grow2(s_ctx, 2 * s_ctx.shape[0])
-                            s_bo = _grow2(s_bo, 2 * s_bo.shape[0])
-                            s_len = _grow1(s_len, 2 * s_len.shape[0])
-                            s_lm = _grow1(s_lm, 2 * s_lm.shape[0])
-                        if 2 * (n_states + n_lm + 1) > sh_cap:
-                            sh_cap *= 2
-                            sh_keys = np.zeros(sh_cap, dtype=np.uint64)
-                            sh_ids = np.zeros(sh_cap, dtype=np.int64)
-                            _rehash_states(s_ctx, s_len, s_lm, n_states, sh_keys, sh_ids)
-                        nu = c_hyps[c_hyp_off[cc] + ni]
-                        no = by_est[first + nj]
-                        sc, fc_new = _base_score(nu, no, c_start[cc], c_end[cc], c_lo[cc], c_hi[cc], n_score, n_fc,
-                                                 n_last_end, n_last_start, n_last_opt, fct, o_static, o_lr, use_lr,
-                                                 w_dist, w_lr)
-                        stats[0] += 1
-                        stats[1] += 1
-                        lm_sc, n_states, cc_n = _lm_score(
-                            nu, no, complete, n_sid, n_opts, o_woff, o_words, lm_tab, lm_tabf, lm_off, lm_mask,
-                            lm_order, lm_map, lm_eos, w_lm, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids,
-                            cc_keys, cc_sum, cc_sid, cc_n, ca, ba, cb, bb, scratch, cell_sid, cell_lm, stats)
-                        sc += lm_sc
-                        it_cube[n_items] = cc
-                        it_i[n_items] = ni
-                        it_j[n_items] = nj
-                        it_sc[n_items] = sc
-                        it_fc[n_items] = fc_new
-                        it_pri[n_items] = sc + (0.0 if complete else fc_new)
-                        it_sid[n_items] = cell_sid
-                        it_lm[n_items] = cell_lm
-                        hsize = _heap_push(heap, hsize, n_items, it_pri)
-                        n_items += 1
-                    continue
-                # ---- push a cube's corner
-                n_o = span_cnt[c_start[pc], c_end[pc] - c_start[pc] - 1]
-                seen[seen_off[pc]] = True
-                if n_items == it_cube.shape[0]:
-                    icap = 2 * it_cube.shape[0]
-                    it_cube = _grow1(it_cube, icap)
-                    it_i = _grow1(it_i, icap)
-                    it_j = _grow1(it_j, icap)
-                    it_sc = _grow1(it_sc, icap)
-                    it_fc = _grow1(it_fc, icap)
-                    it_pri = _grow1(it_pri, icap)
-                    it_sid = _grow2(it_sid, icap)
-                    it_lm = _grow2(it_lm, icap)
-                    heap = _grow1(heap, icap)
-                if n_states + n_lm + 1 >= s_ctx.shape[0]:
-                    s_ctx = _grow2(s_ctx, 2 * s_ctx.shape[0])
-                    s_bo = _grow2(s_bo, 2 * s_bo.shape[0])
-                    s_len = _grow1(s_len, 2 * s_len.shape[0])
-                    s_lm = _grow1(s_lm, 2 * s_lm.shape[0])
-                if 2 * (n_states + n_lm + 1) > sh_cap:
-                    sh_cap *= 2
-                    sh_keys = np.zeros(sh_cap, dtype=np.uint64)
-                    sh_ids = np.zeros(sh_cap, dtype=np.int64)
-                    _rehash_states(s_ctx, s_len, s_lm, n_states, sh_keys, sh_ids)
-                nu = c_hyps[c_hyp_off[pc]]
-                no = by_est[span_first[c_start[pc], c_end[pc] - c_start[pc] - 1]]
-                sc, fc_new = _base_score(nu, no, c_start[pc], c_end[pc], c_lo[pc], c_hi[pc], n_score, n_fc,
-                                         n_last_end, n_last_start, n_last_opt, fct, o_static, o_lr, use_lr, w_dist,
-                                         w_lr)
-                stats[0] += 1
-                stats[1] += 1
-                lm_sc, n_states, cc_n = _lm_score(
-                    nu, no, complete, n_sid, n_opts, o_woff, o_words, lm_tab, lm_tabf, lm_off, lm_mask, lm_order,
-                    lm_map, lm_eos, w_lm, s_ctx, s_bo, s_len, s_lm, n_states, sh_keys, sh_ids, cc_keys, cc_sum,
-                    cc_sid, cc_n, ca, ba, cb, bb, scratch, cell_sid, cell_lm, stats)
-                sc += lm_sc
-                it_cube[n_items] = pc
-                it_i[n_items] = 0
-                it_j[n_items] = 0
-                it_sc[n_items] = sc
-                it_fc[n_items] = fc_new
-                it_pri[n_items] = sc + (0.0 if complete else fc_new)
-                it_sid[n_items] = cell_sid
-                it_lm[n_items] = cell_lm
-                hsize = _heap_push(heap, hsize, n_items, it_pri)
-                n_items += 1
+            g, st, stk, q = _fill_stack(inp, g, st, stk, cubes, q, work, s)
             if s == n:
                 break
-            _prune(s, stack_size, st_nodes, st_cnt, st_thresh, n_score, n_fc, n_alive)
-
-        # ---- the cubes out of stack s: group its hypotheses by coverage (best first)
-        m = st_cnt[s]
-        if m == 0:
-            continue
-        members = st_nodes[s, :m].copy()
-        key = np.empty(m)
-        for i in range(m):
-            key[i] = -n_score[members[i]]
-        members = members[np.argsort(key, kind="mergesort")]
-        grp = np.full(m, -1, dtype=np.int64)
-        reps = np.empty(m, dtype=np.int64)
-        n_groups = 0
-        for i in range(m):
-            v = members[i]
-            for g in range(n_groups):
-                r = reps[g]
-                same = True
-                for w in range(CW):
-                    if n_cov[r, w] != n_cov[v, w]:
-                        same = False
-                        break
-                if same:
-                    grp[i] = g
-                    break
-            if grp[i] < 0:
-                reps[n_groups] = v
-                grp[i] = n_groups
-                n_groups += 1
-        for g in range(n_groups):
-            cov = n_cov[reps[g]]
-            gap = _first_gap(cov, n)
-            for start in range(gap, n):
-                if _covered(cov, start):
-                    continue
-                lo = start
-                while lo > 0 and not _covered(cov, lo - 1):
-                    lo -= 1
-                for length in range(1, maxlen + 1):
-                    end = start + length
-                    if end > n or _covered(cov, end - 1):
-                        break
-                    if span_cnt[start, length - 1] == 0:
-                        continue
-                    if dl >= 0 and start != gap and abs(end - gap) > dl:
-                        continue
-                    hi = end
-                    while hi < n and not _covered(cov, hi):
-                        hi += 1
-                    if n_chyps + m > c_hyps.shape[0]:
-                        c_hyps = _grow1(c_hyps, 2 * (n_chyps + m))
-                    cnt = 0
-                    for i in range(m):
-                        if grp[i] != g:
-                            continue
-                        v = members[i]
-                        jump = start - (n_last_end[v] + 1)
-                        if dl >= 0 and abs(jump) > dl:
-                            continue
-                        c_hyps[n_chyps + cnt] = v
-                        cnt += 1
-                    if cnt == 0:
-                        continue
-                    if n_cubes == c_hyp_off.shape[0]:
-                        ccap = 2 * n_cubes
-                        c_hyp_off = _grow1(c_hyp_off, ccap)
-                        c_hyp_cnt = _grow1(c_hyp_cnt, ccap)
-                        c_start = _grow1(c_start, ccap)
-                        c_end = _grow1(c_end, ccap)
-                        c_lo = _grow1(c_lo, ccap)
-                        c_hi = _grow1(c_hi, ccap)
-                        c_next = _grow1(c_next, ccap)
-                    c_hyp_off[n_cubes] = n_chyps
-                    c_hyp_cnt[n_cubes] = cnt
-                    n_chyps += cnt
-                    c_start[n_cubes] = start
-                    c_end[n_cubes] = end
-                    c_lo[n_cubes] = lo
-                    c_hi[n_cubes] = hi
-                    ns = s + length
-                    c_next[n_cubes] = first_cube[ns]
-                    first_cube[ns] = n_cubes
-                    n_cubes += 1
-    goal = -1
-    if n == 0:
-        goal = 0
-    else:
-        for i in range(st_cnt[n]):
-            if n_alive[st_nodes[n, i]]:
-                goal = st_nodes[n, i]
-    return (goal, nn, ne, n_score[:nn].copy(), n_best[:nn].copy(), n_alive[:nn].copy(), n_stack[:nn].copy(),
-            n_last_end[:nn].copy(), n_last_start[:nn].copy(), n_last_opt[:nn].copy(), e_tail[:ne].copy(),
-            e_head[:ne].copy(), e_opt[:ne].copy(), e_score[:ne].copy(), e_lm[:ne].copy(), stats)
+            prune(stk, s, inp.stack_size, g)
+        cubes = _add_cubes(inp, g, stk, cubes, work, s)
+    return finish(g, stk, n, work.stats)
 
 
 @numba.njit(cache=True, inline="always")
-def _base_score(u, o, start, end, lo, hi, n_score, n_fc, n_last_end, n_last_start, n_last_opt, fct, o_static, o_lr,
-                use_lr, w_dist, w_lr):
-    """Score of extending node ``u`` by option ``o`` without the LM, and the new future cost."""
-    fc_new = n_fc[u] - fct[lo, hi] + fct[lo, start] + fct[end, hi]
-    u_end = n_last_end[u]
-    jump = start - (u_end + 1)
-    if jump < 0:
-        jump = -jump
-    if start == u_end + 1:
-        orient = 0
-    elif end == n_last_start[u]:
-        orient = 1
-    else:
-        orient = 2
-    sc = n_score[u] - w_dist * jump
-    if use_lr and n_last_opt[u] >= 0:
-        sc += w_lr[3 + orient] * o_lr[n_last_opt[u], 3 + orient]
-    sc = sc + o_static[o]
-    if use_lr:
-        sc += w_lr[orient] * o_lr[o, orient]
-    return sc, fc_new
+def _n_options(inp, cubes, c):
+    """The number of options of cube ``c``'s span."""
+    return inp.opts.span_cnt[cubes.start[c], cubes.end[c] - cubes.start[c] - 1]
+
+
+@numba.njit(cache=True)
+def _fill_stack(inp, g, st, stk, cubes, q, work, s):
+    """Fill stack ``s``: push every cube's corner, then pop the best cell (at most ``pop_limit`` times),
+    pushing its two neighbours (each cell once)."""
+    seen_off = np.zeros(cubes.size[0] + 1, dtype=np.int64)
+    pos = 0
+    c = cubes.first[s]
+    while c >= 0:
+        seen_off[c] = pos
+        pos += cubes.hyp_cnt[c] * _n_options(inp, cubes, c)
+        c = cubes.next[c]
+    seen = np.zeros(pos, dtype=np.bool_)
+    q.size[:] = 0
+    complete = s == inp.n
+    c = cubes.first[s]
+    while c >= 0:
+        seen[seen_off[c]] = True
+        st, q = _push_cell(inp, g, st, cubes, q, work, c, 0, 0, complete)
+        c = cubes.next[c]
+    pops = 0
+    while q.size[1] > 0 and pops < inp.pop_limit:
+        item, heap_size = _heap_pop(q.heap, q.size[1], q.pri)
+        q.size[1] = heap_size
+        pops += 1
+        work.stats[2] += 1
+        g, stk = _pop_cell(inp, g, stk, cubes, q, work, item, s, complete)
+        cc = q.cube[item]
+        n_o = _n_options(inp, cubes, cc)
+        for step in range(2):
+            ni = q.i[item] + 1 if step == 0 else q.i[item]
+            nj = q.j[item] if step == 0 else q.j[item] + 1
+            if ni >= cubes.hyp_cnt[cc] or nj >= n_o:
+                continue
+            cell = seen_off[cc] + ni * n_o + nj
+            if seen[cell]:
+                continue
+            seen[cell] = True
+            st, q = _push_cell(inp, g, st, cubes, q, work, cc, ni, nj, complete)
+    return g, st, stk, q
+
+
+@numba.njit(cache=True)
+def _reserve_queue(q):
+    """``q``, or a copy with twice the room when its items are full."""
+    if q.size[0] < q.cube.shape[0]:
+        return q
+    cap = 2 * q.cube.shape[0]
+    return CellQueue(grow1(q.cube, cap), grow1(q.i, cap), grow1(q.j, cap), grow1(q.sc, cap), grow1(q.fc, cap),
+                     grow1(q.pri, cap), grow2(q.sid, cap), grow2(q.lm, cap), grow1(q.heap, cap), q.size)
+
+
+@numba.njit(cache=True)
+def _push_cell(inp, g, st, cubes, q, work, c, i, j, complete):
+    """Score cell ``(i, j)`` of cube ``c`` completely (LM included) and push it on the queue.
+
+    Its priority is the score plus the future cost. Returns ``(st, q)``, grown if needed.
+    """
+    opts = inp.opts
+    w = inp.w
+    q = _reserve_queue(q)
+    start = cubes.start[c]
+    end = cubes.end[c]
+    u = cubes.hyps[cubes.hyp_off[c] + i]
+    o = work.by_est[opts.span_first[start, end - start - 1] + j]
+    fc_new = future_cost_after(g.fc[u], opts.fct, start, end, cubes.lo[c], cubes.hi[c])
+    base, orient = extension_base(g, u, start, end, w, opts)
+    sc = option_score(base, o, orient, w, opts)
+    work.stats[0] += 1
+    work.stats[1] += 1
+    lm_sc, st = lm_extend(st, inp.lms, w.lm, g.sid[u], o, opts, complete, 0.0, work.sid, work.lm, work.stats)
+    sc += lm_sc
+    it = q.size[0]
+    q.cube[it] = c
+    q.i[it] = i
+    q.j[it] = j
+    q.sc[it] = sc
+    q.fc[it] = fc_new
+    q.pri[it] = sc + (0.0 if complete else fc_new)
+    q.sid[it] = work.sid
+    q.lm[it] = work.lm
+    q.size[1] = _heap_push(q.heap, q.size[1], it, q.pri)
+    q.size[0] = it + 1
+    return st, q
+
+
+@numba.njit(cache=True)
+def _pop_cell(inp, g, stk, cubes, q, work, item, s, complete):
+    """Put the popped cell ``item`` into stack ``s``: recombined into a live node, or a new node."""
+    c = q.cube[item]
+    start = cubes.start[c]
+    end = cubes.end[c]
+    u = cubes.hyps[cubes.hyp_off[c] + q.i[item]]
+    o = work.by_est[inp.opts.span_first[start, end - start - 1] + q.j[item]]
+    set_coverage(work.cov, g.cov[u], start, end)
+    sids = q.sid[item]
+    h, slot, found = recombination_slot(g, work.cov, sids, end - 1, o, complete, inp.w.use_lr)
+    v, g = add_hypothesis(g, u, o, q.sc[item], q.lm[item], work.cov, sids, start, end, q.fc[item], s, complete, h,
+                          slot, found)
+    if v >= 0:
+        stk = push(stk, s, v)
+    return g, stk
+
+
+@numba.njit(cache=True)
+def _coverage_groups(g, members):
+    """Group index of each node of ``members`` by coverage (in order of first appearance), and a
+    representative node per group; returns ``(group, representatives, number of groups)``."""
+    m = members.shape[0]
+    grp = np.full(m, -1, dtype=np.int64)
+    reps = np.empty(m, dtype=np.int64)
+    n_groups = 0
+    cw = g.cov.shape[1]
+    for i in range(m):
+        v = members[i]
+        for gi in range(n_groups):
+            r = reps[gi]
+            same = True
+            for x in range(cw):
+                if g.cov[r, x] != g.cov[v, x]:
+                    same = False
+                    break
+            if same:
+                grp[i] = gi
+                break
+        if grp[i] < 0:
+            reps[n_groups] = v
+            grp[i] = n_groups
+            n_groups += 1
+    return grp, reps, n_groups
+
+
+@numba.njit(cache=True)
+def _add_cubes(inp, g, stk, cubes, work, s):
+    """The cubes out of stack ``s``: per coverage group (hypotheses best first) and open span, those
+    hypotheses that may jump to the span. Returns the cubes (grown if needed)."""
+    m = stk.cnt[s]
+    if m == 0:
+        return cubes
+    members = stk.nodes[s, :m].copy()
+    key = np.empty(m)
+    for i in range(m):
+        key[i] = -g.score[members[i]]
+    members = members[np.argsort(key, kind="mergesort")]
+    grp, reps, n_groups = _coverage_groups(g, members)
+    spans = work.spans
+    for gi in range(n_groups):
+        for r in range(open_spans(g.cov[reps[gi]], inp.n, inp.maxlen, inp.opts.span_cnt, inp.dl, spans)):
+            cubes = _add_cube(inp, g, cubes, members, grp, gi, s, spans[r, 0], spans[r, 1], spans[r, 2], spans[r, 3])
+    return cubes
+
+
+@numba.njit(cache=True)
+def _add_cube(inp, g, cubes, members, grp, gi, s, start, end, lo, hi):
+    """Add the cube of group ``gi``'s members that may jump to ``start:end`` (none: no cube)."""
+    m = members.shape[0]
+    n_hyps = cubes.size[1]
+    if n_hyps + m > cubes.hyps.shape[0]:
+        cubes = Cubes(cubes.hyp_off, cubes.hyp_cnt, cubes.start, cubes.end, cubes.lo, cubes.hi, cubes.next,
+                      grow1(cubes.hyps, 2 * (n_hyps + m)), cubes.first, cubes.size)
+    cnt = 0
+    for i in range(m):
+        if grp[i] != gi:
+            continue
+        v = members[i]
+        if inp.dl >= 0 and abs(start - (g.last_end[v] + 1)) > inp.dl:
+            continue
+        cubes.hyps[n_hyps + cnt] = v
+        cnt += 1
+    if cnt == 0:
+        return cubes
+    c = cubes.size[0]
+    if c == cubes.hyp_off.shape[0]:
+        cap = 2 * c
+        cubes = Cubes(grow1(cubes.hyp_off, cap), grow1(cubes.hyp_cnt, cap), grow1(cubes.start, cap),
+                      grow1(cubes.end, cap), grow1(cubes.lo, cap), grow1(cubes.hi, cap), grow1(cubes.next, cap),
+                      cubes.hyps, cubes.first, cubes.size)
+    cubes.hyp_off[c] = n_hyps
+    cubes.hyp_cnt[c] = cnt
+    cubes.size[1] = n_hyps + cnt
+    cubes.start[c] = start
+    cubes.end[c] = end
+    cubes.lo[c] = lo
+    cubes.hi[c] = hi
+    ns = s + end - start
+    cubes.next[c] = cubes.first[ns]
+    cubes.first[ns] = c
+    cubes.size[0] = c + 1
+    return cubes

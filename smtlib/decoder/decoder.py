@@ -22,6 +22,8 @@ from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_
 from smtlib.decoder.cube import cube_search_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
+from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
+from smtlib.decoder.search_graph import Options as SearchOptions
 
 #: the searches :class:`DecoderConfig` offers
 SEARCHES = ("stack", "cube")
@@ -231,6 +233,7 @@ class Decoder:
         self.sparse_w = weights.sparse_vector(model.sparse_names)
         self.lm_bos = np.array([lm.vocab["<s>"] for lm in model.lms], dtype=np.int64)
         self.lm_eos = np.array([lm.vocab["</s>"] for lm in model.lms], dtype=np.int64)
+        self._search_weights = SearchWeights(self.w_lm, self.w_dist, self.w_lr, self.use_lr)
         self._cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         #: search counters summed over sentences: options looked at, options scored, hypotheses kept,
         #: LM scorings not found in the per-sentence cache
@@ -477,18 +480,16 @@ class Decoder:
         ids, vals = self.model.entry_sparse[entry]
         return {self.model.sparse_names[i]: float(v) for i, v in zip(ids, vals, strict=True)}
 
-    def _search(self, opts: SentenceOptions, dl: int):
-        m = self.model
+    def _search(self, opts: SentenceOptions, dl: int) -> SearchGraph:
+        """Run the configured search (stack or cube) with distortion limit ``dl``."""
         cfg = self.config
-        if cfg.search == "cube":
-            return cube_search_nb(opts.n, opts.maxlen, cfg.stack_size, cfg.pop_limit, dl, self.use_lr, opts.start,
-                                  opts.end, opts.woff, opts.words, opts.static, opts.lr, opts.est, opts.span_first,
-                                  opts.span_cnt, opts.fct, m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order,
-                                  m.lm_map, self.lm_bos, self.lm_eos, self.w_lm, self.w_dist, self.w_lr)
-        return search_nb(opts.n, opts.maxlen, cfg.stack_size, dl, self.use_lr, opts.start, opts.end, opts.woff,
-                         opts.words, opts.static, opts.lr, opts.bound, opts.span_first, opts.span_cnt, opts.fct,
-                         m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map,
-                         self.lm_bos, self.lm_eos, self.w_lm, self.w_dist, self.w_lr)
+        m = self.model  # its lm_map grows with pass-through words: read it per sentence
+        lms = LanguageModels(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, self.lm_bos, self.lm_eos)
+        inp = SearchInput(opts.n, opts.maxlen, cfg.stack_size, cfg.pop_limit, dl,
+                          SearchOptions(opts.start, opts.end, opts.woff, opts.words, opts.static, opts.lr, opts.bound,
+                                        opts.est, opts.span_first, opts.span_cnt, opts.fct),
+                          lms, self._search_weights)
+        return cube_search_nb(inp) if cfg.search == "cube" else search_nb(inp)
 
     def _empty(self, sent_id: int, lattice: bool) -> SentenceResult:
         """An empty input line: the empty translation, scored by the LMs' ``<s> </s>``."""

@@ -1,0 +1,186 @@
+"""LM states and LM scoring during the search, shared by the stack search and cube pruning.
+
+Each LM state (the minimized context of :mod:`smtlib.decoder.lm` and its back-offs) is *interned*:
+it gets an id, the first time it is seen, in a table of distinct states, so hypotheses store and
+recombination compares one integer per LM. The LM score of an option after a state and the state
+it leads to are cached per sentence, keyed by (state id, option, LM): hypotheses that differ only
+in coverage share their LM state, so about two thirds of the phrase scorings on Multi30k are cache
+hits. A full cache is emptied (its entries are exact, so when it is emptied changes no result).
+
+:data:`LMStates` holds the state table (``ctx``, ``bo``, ``len``, ``lm`` per id), its hash index
+(``keys``/``ids``), the cache (``cache_keys``/``cache_sum``/``cache_sid``), ``size`` = [states,
+cache entries] and the work buffers of :func:`smtlib.decoder.lm.lm_score_word`.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from smtlib.decoder.lm import lm_score_word
+from smtlib.decoder.search_graph import grow1, grow2, mix
+
+#: interned LM states, their hash index, the per-sentence LM cache and work buffers (see the module doc)
+LMStates = namedtuple("LMStates", "ctx bo len lm keys ids cache_keys cache_sum cache_sid size ca ba cb bb scratch")
+
+_CACHE_SLOTS = 1 << 16
+
+
+@numba.njit(cache=True)
+def _state_hash(k, ctx, ln):
+    h = mix(np.uint64(0x5555), k)
+    h = mix(h, ln)
+    for j in range(ln):
+        h = mix(h, ctx[j])
+    return h | np.uint64(1)
+
+
+@numba.njit(cache=True)
+def _intern(st, k, ctx, bo, ln):
+    """Id of LM ``k``'s state ``ctx[:ln]`` (back-offs ``bo``), adding it if new (the caller has made room)."""
+    h = _state_hash(k, ctx, ln)
+    mask = np.uint64(st.keys.shape[0] - 1)
+    slot = h & mask
+    while st.keys[slot] != 0:
+        if st.keys[slot] == h:
+            sid = st.ids[slot]
+            if st.lm[sid] == k and st.len[sid] == ln:
+                same = True
+                for j in range(ln):
+                    if st.ctx[sid, j] != ctx[j]:
+                        same = False
+                if same:
+                    return sid
+        slot = (slot + np.uint64(1)) & mask
+    sid = st.size[0]
+    for j in range(ln):
+        st.ctx[sid, j] = ctx[j]
+        st.bo[sid, j] = bo[j]
+    st.len[sid] = ln
+    st.lm[sid] = k
+    st.keys[slot] = h
+    st.ids[slot] = sid
+    st.size[0] = sid + 1
+    return sid
+
+
+@numba.njit(cache=True)
+def _reserve(st, room):
+    """``st``, or a grown copy with room for ``room`` more states (and its index at most half full)."""
+    need = st.size[0] + room
+    if need >= st.ctx.shape[0]:
+        cap = 2 * st.ctx.shape[0]
+        while need >= cap:
+            cap *= 2
+        st = LMStates(grow2(st.ctx, cap), grow2(st.bo, cap), grow1(st.len, cap), grow1(st.lm, cap), st.keys, st.ids,
+                      st.cache_keys, st.cache_sum, st.cache_sid, st.size, st.ca, st.ba, st.cb, st.bb, st.scratch)
+    if 2 * need > st.keys.shape[0]:
+        cap = 2 * st.keys.shape[0]
+        while 2 * need > cap:
+            cap *= 2
+        keys = np.zeros(cap, dtype=np.uint64)
+        ids = np.zeros(cap, dtype=np.int64)
+        mask = np.uint64(cap - 1)
+        for sid in range(st.size[0]):
+            h = _state_hash(st.lm[sid], st.ctx[sid], st.len[sid])
+            slot = h & mask
+            while keys[slot] != 0:
+                slot = (slot + np.uint64(1)) & mask
+            keys[slot] = h
+            ids[slot] = sid
+        st = LMStates(st.ctx, st.bo, st.len, st.lm, keys, ids, st.cache_keys, st.cache_sum, st.cache_sid, st.size,
+                      st.ca, st.ba, st.cb, st.bb, st.scratch)
+    return st
+
+
+@numba.njit(cache=True)
+def start_states(lms):
+    """A new state table and each LM's start state (``<s>`` as context; empty for unigram LMs)."""
+    n_lm = lms.order.shape[0]
+    M = 1
+    for k in range(n_lm):
+        M = max(M, lms.order[k] - 1)
+    cap = 1024
+    st = LMStates(np.zeros((cap, M), dtype=np.int64), np.zeros((cap, M), dtype=np.float32),
+                  np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(4096, dtype=np.uint64),
+                  np.zeros(4096, dtype=np.int64), np.full(_CACHE_SLOTS, -1, dtype=np.int64), np.zeros(_CACHE_SLOTS),
+                  np.zeros(_CACHE_SLOTS, dtype=np.int64), np.zeros(2, dtype=np.int64),
+                  np.zeros(M + 1, dtype=np.int64), np.zeros(M + 1, dtype=np.float32), np.zeros(M + 1, dtype=np.int64),
+                  np.zeros(M + 1, dtype=np.float32), np.zeros(M + 2, dtype=np.bool_))
+    sids = np.zeros(n_lm, dtype=np.int64)
+    ca = np.zeros(M + 1, dtype=np.int64)
+    ba = np.zeros(M + 1, dtype=np.float32)
+    cb = np.zeros(M + 1, dtype=np.int64)
+    bb = np.zeros(M + 1, dtype=np.float32)
+    for k in range(n_lm):
+        ln = 0
+        if lms.order[k] > 1:
+            # "<s>" and its back-off as a context
+            lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, 0, lms.bos[k], cb, bb,
+                          st.scratch)
+            cb[0] = lms.bos[k]
+            ln = 1
+        sids[k] = _intern(st, k, cb, bb, ln)
+    return st, sids
+
+
+@numba.njit(cache=True)
+def lm_extend(st, lms, w_lm, sids, o, opts, complete, sc, out_sid, out_lm, stats):
+    """Score option ``o``'s target words after the LM states ``sids``; add ``w_k . LM_k`` to ``sc``.
+
+    Per LM ``k`` (in order, so the sum's rounding is fixed) the cached or computed log-probability of
+    the phrase, plus ``</s>`` when the hypothesis becomes ``complete``. Writes each LM's new state id
+    and increment into ``out_sid``/``out_lm``; counts cache misses in ``stats[3]``. Returns ``(sc,
+    st)`` (``st`` grown if its state table was full).
+    """
+    n_lm = lms.order.shape[0]
+    st = _reserve(st, n_lm + 1)
+    n_opts = opts.static.shape[0]
+    cmask = np.uint64(st.cache_keys.shape[0] - 1)
+    ca, ba, cb, bb = st.ca, st.ba, st.cb, st.bb
+    for k in range(n_lm):
+        sid = sids[k]
+        ckey = (sid * n_opts + o) * n_lm + k
+        cslot = mix(np.uint64(7), ckey) & cmask
+        while st.cache_keys[cslot] != -1 and st.cache_keys[cslot] != ckey:
+            cslot = (cslot + np.uint64(1)) & cmask
+        if st.cache_keys[cslot] == ckey:
+            lmsum = st.cache_sum[cslot]
+            nsid = st.cache_sid[cslot]
+            ln = st.len[nsid]
+            if complete:
+                for j in range(ln):
+                    ca[j] = st.ctx[nsid, j]
+                    ba[j] = st.bo[nsid, j]
+        else:
+            stats[3] += 1
+            ln = st.len[sid]
+            for j in range(ln):
+                ca[j] = st.ctx[sid, j]
+                ba[j] = st.bo[sid, j]
+            lmsum = 0.0
+            for wi in range(opts.woff[o], opts.woff[o + 1]):
+                lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
+                                       lms.map[k, opts.words[wi]], cb, bb, st.scratch)
+                lmsum += lp
+                ca, cb = cb, ca
+                ba, bb = bb, ba
+            nsid = _intern(st, k, ca, ba, ln)
+            if 2 * (st.size[1] + 1) > st.cache_keys.shape[0]:  # a full cache is simply emptied
+                st.cache_keys[:] = -1
+                st.size[1] = 0
+                cslot = mix(np.uint64(7), ckey) & cmask
+            st.cache_keys[cslot] = ckey
+            st.cache_sum[cslot] = lmsum
+            st.cache_sid[cslot] = nsid
+            st.size[1] += 1
+        out_sid[k] = nsid
+        if complete:
+            lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
+                                   lms.eos[k], cb, bb, st.scratch)
+            lmsum += lp
+        sc += w_lm[k] * lmsum
+        out_lm[k] = lmsum
+    return sc, st
