@@ -38,9 +38,9 @@ import numba
 import numpy as np
 
 from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
-                                         grow1, grow2, new_graph, new_stacks, open_spans, option_score, prune, push,
-                                         recombination_slot, set_coverage)
-from smtlib.decoder.search_lm import lm_extend, start_states
+                                         graph_has_room, grow1, grow2, make_graph_room, new_graph, new_stacks,
+                                         open_spans, prune, push, recombination_slot, set_coverage)
+from smtlib.decoder.search_lm import lm_extend, make_state_room, start_states, states_have_room
 
 #: the cubes built so far: per cube its hypotheses ``hyps[hyp_off:hyp_off + hyp_cnt]`` (best first),
 #: its span ``start:end`` in the uncovered run ``lo:hi``, the next cube into the same stack; ``first[s]``
@@ -167,10 +167,12 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
     seen = np.zeros(pos, dtype=np.bool_)
     q.size[:] = 0
     complete = s == inp.n
+    n_lm = inp.lms.order.shape[0]
     c = cubes.first[s]
     while c >= 0:
         seen[seen_off[c]] = True
-        st, q = _push_cell(inp, g, st, cubes, q, work, c, 0, 0, complete)
+        st, q = _make_cell_room(st, q, n_lm)
+        _push_cell(inp, g, st, cubes, q, work, c, 0, 0, complete)
         c = cubes.next[c]
     pops = 0
     while q.size[1] > 0 and pops < inp.pop_limit:
@@ -178,7 +180,9 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
         q.size[1] = heap_size
         pops += 1
         work.stats[2] += 1
-        g, stk = _pop_cell(inp, g, stk, cubes, q, work, item, s, complete)
+        if not graph_has_room(g, 1):
+            g = make_graph_room(g, 1)
+        _pop_cell(inp, g, stk, cubes, q, work, item, s, complete)
         cc = q.cube[item]
         n_o = _n_options(inp, cubes, cc)
         for step in range(2):
@@ -190,15 +194,24 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
             if seen[cell]:
                 continue
             seen[cell] = True
-            st, q = _push_cell(inp, g, st, cubes, q, work, cc, ni, nj, complete)
+            st, q = _make_cell_room(st, q, n_lm)
+            _push_cell(inp, g, st, cubes, q, work, cc, ni, nj, complete)
     return g, st, stk, q
 
 
+@numba.njit(cache=True, inline="always")
+def _make_cell_room(st, q, n_lm):
+    """Room for one more scored cell: ``n_lm`` LM states and one queue item (grown copies if needed)."""
+    if not states_have_room(st, n_lm):
+        st = make_state_room(st, n_lm)
+    if q.size[0] == q.cube.shape[0]:
+        q = _grow_queue(q)
+    return st, q
+
+
 @numba.njit(cache=True)
-def _reserve_queue(q):
-    """``q``, or a copy with twice the room when its items are full."""
-    if q.size[0] < q.cube.shape[0]:
-        return q
+def _grow_queue(q):
+    """A copy of ``q`` with twice the room."""
     cap = 2 * q.cube.shape[0]
     return CellQueue(grow1(q.cube, cap), grow1(q.i, cap), grow1(q.j, cap), grow1(q.sc, cap), grow1(q.fc, cap),
                      grow1(q.pri, cap), grow2(q.sid, cap), grow2(q.lm, cap), grow1(q.heap, cap), q.size)
@@ -208,21 +221,23 @@ def _reserve_queue(q):
 def _push_cell(inp, g, st, cubes, q, work, c, i, j, complete):
     """Score cell ``(i, j)`` of cube ``c`` completely (LM included) and push it on the queue.
 
-    Its priority is the score plus the future cost. Returns ``(st, q)``, grown if needed.
+    Its priority is the score plus the future cost; the caller has made room (:func:`_make_cell_room`).
     """
     opts = inp.opts
     w = inp.w
-    q = _reserve_queue(q)
     start = cubes.start[c]
     end = cubes.end[c]
     u = cubes.hyps[cubes.hyp_off[c] + i]
     o = work.by_est[opts.span_first[start, end - start - 1] + j]
     fc_new = future_cost_after(g.fc[u], opts.fct, start, end, cubes.lo[c], cubes.hi[c])
-    base, orient = extension_base(g, u, start, end, w, opts)
-    sc = option_score(base, o, orient, w, opts)
+    base, orient = extension_base(g.score[u], g.last_end[u], g.last_start[u], g.last_opt[u], start, end, w.dist, w.lr,
+                                  opts.lr, w.use_lr)
+    sc = base + opts.static[o]
+    if w.use_lr:
+        sc += w.lr[orient] * opts.lr[o, orient]
     work.stats[0] += 1
     work.stats[1] += 1
-    lm_sc, st = lm_extend(st, inp.lms, w.lm, g.sid[u], o, opts, complete, 0.0, work.sid, work.lm, work.stats)
+    lm_sc = lm_extend(st, inp.lms, w.lm, g.sid[u], o, opts.woff, opts.words, complete, 0.0, work.sid, work.lm, work.stats)
     sc += lm_sc
     it = q.size[0]
     q.cube[it] = c
@@ -235,12 +250,13 @@ def _push_cell(inp, g, st, cubes, q, work, c, i, j, complete):
     q.lm[it] = work.lm
     q.size[1] = _heap_push(q.heap, q.size[1], it, q.pri)
     q.size[0] = it + 1
-    return st, q
 
 
 @numba.njit(cache=True)
 def _pop_cell(inp, g, stk, cubes, q, work, item, s, complete):
-    """Put the popped cell ``item`` into stack ``s``: recombined into a live node, or a new node."""
+    """Put the popped cell ``item`` into stack ``s``: recombined into a live node, or a new node.
+
+    The caller has made room in the graph for one more node and edge."""
     c = q.cube[item]
     start = cubes.start[c]
     end = cubes.end[c]
@@ -249,11 +265,10 @@ def _pop_cell(inp, g, stk, cubes, q, work, item, s, complete):
     set_coverage(work.cov, g.cov[u], start, end)
     sids = q.sid[item]
     h, slot, found = recombination_slot(g, work.cov, sids, end - 1, o, complete, inp.w.use_lr)
-    v, g = add_hypothesis(g, u, o, q.sc[item], q.lm[item], work.cov, sids, start, end, q.fc[item], s, complete, h,
-                          slot, found)
+    v = add_hypothesis(g, u, o, q.sc[item], q.lm[item], work.cov, sids, start, end, q.fc[item], s, complete, h, slot,
+                       found)
     if v >= 0:
-        stk = push(stk, s, v)
-    return g, stk
+        push(stk, s, v)  # at most pop_limit pops per stack: its width
 
 
 @numba.njit(cache=True)

@@ -57,10 +57,11 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
-                                         new_graph, new_stacks, open_spans, option_score, prune, push,
-                                         recombination_slot, set_coverage)
-from smtlib.decoder.search_lm import lm_extend, start_states
+from smtlib.decoder.search_graph import (add_start_node, extension_base, finish, future_cost_after,
+                                         graph_has_room, make_graph_room, new_graph, new_stacks, open_spans,
+                                         mix, prune, push, set_coverage, widen_stacks)
+from smtlib.decoder.lm import lm_score_word
+from smtlib.decoder.search_lm import cache_slot, intern_state, lm_end, make_state_room, start_states, states_have_room
 
 #: per-search work arrays: the new hypothesis's coverage, LM state ids and LM increments, the open
 #: spans of the hypothesis being expanded (see :func:`~smtlib.decoder.search_graph.open_spans`) and
@@ -86,67 +87,177 @@ def search_nb(inp):
     for k in range(n_lm):
         if inp.w.lm[k] < 0:
             lm_ok = False
+    # one hypothesis's expansion adds at most one node, edge and n_lm LM states per option
+    room = inp.opts.static.shape[0]
     for s in range(n):
         prune(stk, s, inp.stack_size, g)
         for si in range(stk.cnt[s]):
             u = stk.nodes[s, si]
-            if g.alive[u]:
-                g, st, stk = _expand(inp, g, st, stk, work, u, s, lm_ok)
+            if not g.alive[u]:
+                continue
+            if not graph_has_room(g, room):
+                g = make_graph_room(g, room)
+            if not states_have_room(st, n_lm * room):
+                st = make_state_room(st, n_lm * room)
+            if inp.stack_size <= 0:  # a limited stack is pruned when full, and never grows
+                stk = widen_stacks(stk, room)
+            _expand(inp, g, st, stk, work, u, s, lm_ok)
     return finish(g, stk, n, work.stats)
 
 
 @numba.njit(cache=True)
 def _expand(inp, g, st, stk, work, u, s, lm_ok):
-    """Extend node ``u`` of stack ``s`` by the options of every span the distortion limit allows."""
-    cov = g.cov[u]
-    u_sid = g.sid[u]
-    u_end = g.last_end[u]
-    spans = work.spans
-    for i in range(open_spans(cov, inp.n, inp.maxlen, inp.opts.span_cnt, inp.dl, spans)):
-        start = spans[i, 0]
-        if inp.dl >= 0 and abs(start - (u_end + 1)) > inp.dl:
-            continue
-        g, st, stk = _extend_span(inp, g, st, stk, work, u, cov, u_sid, s, start, spans[i, 1], spans[i, 2],
-                                  spans[i, 3], lm_ok)
-    return g, st, stk
+    """Extend node ``u`` of stack ``s`` by each option of every span the distortion limit allows.
 
+    Per span, options come sorted by their bound: once the bound falls below the target stack's
+    threshold, none of the rest can survive. A scored extension above the threshold is recombined or
+    becomes a new node; a full stack is pruned first. The caller has made room for one node, edge
+    and ``n_lm`` LM states per option.
 
-@numba.njit(cache=True)
-def _extend_span(inp, g, st, stk, work, u, cov, u_sid, s, start, end, lo, hi, lm_ok):
-    """Extend node ``u`` (coverage ``cov``, LM states ``u_sid``) by each option of span ``start:end``.
-
-    Options come sorted by their bound: once the bound falls below the target stack's threshold,
-    none of the rest can survive. A scored extension that survives the threshold is recombined or
-    becomes a new node; a full stack is pruned first.
+    The arrays are unpacked into locals here, once per hypothesis, and the per-option work is
+    written out inline: in numba every array passed to a function (or copied from a tuple) costs two
+    atomic reference-count updates, which made per-option helper calls 2.2 times slower in total.
     """
-    opts = inp.opts
-    w = inp.w
-    length = end - start
-    cnt = opts.span_cnt[start, length - 1]
-    first = opts.span_first[start, length - 1]
-    fc_new = future_cost_after(g.fc[u], opts.fct, start, end, lo, hi)
-    base, orient = extension_base(g, u, start, end, w, opts)
-    set_coverage(work.cov, cov, start, end)
-    ns = s + length
-    complete = ns == inp.n
-    stats = work.stats
-    stats[0] += cnt
-    for o in range(first, first + cnt):
-        if lm_ok and not complete and base + opts.bound[o] + fc_new < stk.thresh[ns]:
-            break  # options are sorted by bound: none of the rest can survive
-        stats[1] += 1
-        sc = option_score(base, o, orient, w, opts)
-        sc, st = lm_extend(st, inp.lms, w.lm, u_sid, o, opts, complete, sc, work.sid, work.lm, stats)
-        if not complete and sc + fc_new < stk.thresh[ns]:
+    opts, w = inp.opts, inp.w
+    static, o_lr, bound, woff, words = opts.static, opts.lr, opts.bound, opts.woff, opts.words
+    (s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, cache_keys, cache_sum, cache_sid, s_size, st_ca, st_ba, st_cb, st_bb,
+     scratch) = st
+    tab, tabf, lm_off, lm_mask, lm_order, lm_map = inp.lms.tab, inp.lms.tabf, inp.lms.off, inp.lms.mask, inp.lms.order, inp.lms.map
+    w_lm, w_lr, use_lr = w.lm, w.lr, w.use_lr
+    thresh = stk.thresh
+    new_cov, new_sid, cur_lm, stats = work.cov, work.sid, work.lm, work.stats
+    (n_cov, last_start, last_end, last_opt, n_sid, score, fc, best, alive, stack, e_tail, e_head, e_opt, e_score, e_lm,
+     rc_keys, rc_node, size) = g
+    cw = n_cov.shape[1]
+    u_sid = n_sid[u]
+    n_lm = w_lm.shape[0]
+    n_opts = static.shape[0]
+    spans = work.spans
+    for i in range(open_spans(n_cov[u], inp.n, inp.maxlen, opts.span_cnt, inp.dl, spans)):
+        start, end, lo, hi = spans[i, 0], spans[i, 1], spans[i, 2], spans[i, 3]
+        if inp.dl >= 0 and abs(start - (last_end[u] + 1)) > inp.dl:
             continue
-        stats[2] += 1
-        h, slot, found = recombination_slot(g, work.cov, work.sid, end - 1, o, complete, w.use_lr)
-        v, g = add_hypothesis(g, u, o, sc, work.lm, work.cov, work.sid, start, end, fc_new, ns, complete, h, slot,
-                              found)
-        if v < 0:
-            continue
-        size = inp.stack_size
-        if stk.cnt[ns] == stk.nodes.shape[1] and size > 0 and stk.cnt[ns] >= size + size // 4:
-            prune(stk, ns, size, g)
-        stk = push(stk, ns, v)
-    return g, st, stk
+        length = end - start
+        cnt = opts.span_cnt[start, length - 1]
+        first = opts.span_first[start, length - 1]
+        fc_new = future_cost_after(fc[u], opts.fct, start, end, lo, hi)
+        base, orient = extension_base(score[u], last_end[u], last_start[u], last_opt[u], start, end, w.dist, w_lr, o_lr,
+                                      use_lr)
+        set_coverage(new_cov, n_cov[u], start, end)
+        ns = s + length
+        complete = ns == inp.n
+        stats[0] += cnt
+        for o in range(first, first + cnt):
+            if lm_ok and not complete and base + bound[o] + fc_new < thresh[ns]:
+                break  # options are sorted by bound: none of the rest can survive
+            stats[1] += 1
+            sc = base + static[o]
+            if use_lr:
+                sc += w_lr[orient] * o_lr[o, orient]
+            for k in range(n_lm):
+                sid = u_sid[k]
+                ckey = (sid * n_opts + o) * n_lm + k
+                slot = cache_slot(cache_keys, ckey)
+                if cache_keys[slot] == ckey:
+                    lmsum = cache_sum[slot]
+                    nsid = cache_sid[slot]
+                else:  # as search_lm.lm_phrase, on local arrays
+                    stats[3] += 1
+                    ca, ba, cb, bb = st_ca, st_ba, st_cb, st_bb
+                    ln = s_len[sid]
+                    for j in range(ln):
+                        ca[j] = s_ctx[sid, j]
+                        ba[j] = s_bo[sid, j]
+                    lmsum = 0.0
+                    for wi in range(woff[o], woff[o + 1]):
+                        lp, ln = lm_score_word(tab, tabf, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba, ln,
+                                               lm_map[k, words[wi]], cb, bb, scratch)
+                        lmsum += lp
+                        ca, cb = cb, ca
+                        ba, bb = bb, ba
+                    nsid = intern_state(s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, s_size, k, ca, ba, ln)
+                    if 2 * (s_size[1] + 1) > cache_keys.shape[0]:  # a full cache is simply emptied
+                        cache_keys[:] = -1
+                        s_size[1] = 0
+                        slot = cache_slot(cache_keys, ckey)
+                    cache_keys[slot] = ckey
+                    cache_sum[slot] = lmsum
+                    cache_sid[slot] = nsid
+                    s_size[1] += 1
+                new_sid[k] = nsid
+                if complete:
+                    lmsum += lm_end(st, inp.lms, k, nsid)
+                sc += w_lm[k] * lmsum
+                cur_lm[k] = lmsum
+            if not complete and sc + fc_new < thresh[ns]:
+                continue
+            stats[2] += 1
+            # recombination (as search_graph.recombination_slot) and the new edge or node (as
+            # search_graph.add_hypothesis), written out here on local arrays: see _expand
+            h = np.uint64(0x12345)
+            for x in range(cw):
+                h = mix(h, np.int64(new_cov[x] & np.uint64(0x7FFFFFFFFFFFFFFF)))
+                h = mix(h, np.int64(new_cov[x] >> np.uint64(63)))
+            if not complete:
+                for k in range(n_lm):
+                    h = mix(h, new_sid[k])
+                h = mix(h, end - 1)
+                if use_lr:
+                    h = mix(h, o)
+            h |= np.uint64(1)
+            rmask = np.uint64(rc_keys.shape[0] - 1)
+            slot = h & rmask
+            found = -1
+            while rc_keys[slot] != 0:
+                if rc_keys[slot] == h:
+                    v = rc_node[slot]
+                    same = True
+                    for x in range(cw):
+                        if n_cov[v, x] != new_cov[x]:
+                            same = False
+                    if same and not complete:
+                        if last_end[v] != end - 1 or (use_lr and last_opt[v] != o):
+                            same = False
+                        for k in range(n_lm):
+                            if n_sid[v, k] != new_sid[k]:
+                                same = False
+                    if same:
+                        found = v
+                        break
+                slot = (slot + np.uint64(1)) & rmask
+            ne = size[1]
+            e_tail[ne] = u
+            e_opt[ne] = o
+            e_score[ne] = sc
+            e_lm[ne] = cur_lm
+            size[1] = ne + 1
+            if found >= 0 and alive[found]:
+                e_head[ne] = found
+                if sc > score[found]:
+                    score[found] = sc
+                    best[found] = ne
+                    last_opt[found] = o
+                    last_start[found] = start
+                continue
+            v = size[0]
+            size[0] = v + 1
+            n_cov[v] = new_cov
+            last_start[v] = start
+            last_end[v] = end - 1
+            last_opt[v] = o
+            n_sid[v] = new_sid
+            score[v] = sc
+            fc[v] = 0.0 if complete else fc_new
+            best[v] = ne
+            alive[v] = True
+            stack[v] = ns
+            e_head[ne] = v
+            if found >= 0:
+                rc_node[slot] = v  # replaces a pruned node with the same state
+            else:
+                rc_keys[slot] = h
+                rc_node[slot] = v
+                size[2] += 1
+            if stk.cnt[ns] == stk.nodes.shape[1]:  # width stack_size * 1.25 + 2: pruning makes room
+                prune(stk, ns, inp.stack_size, g)
+            push(stk, ns, v)

@@ -6,8 +6,10 @@ differ only in which extensions of a stack's hypotheses they score. This module 
 * the inputs, grouped: :data:`SearchInput` (sentence length, search settings, the sentence's
   :data:`Options`, the :data:`LanguageModels` and :data:`SearchWeights`);
 * the graph under construction, :data:`Graph` (nodes, edges and the recombination table, with
-  their counts in ``size``) and the stacks, :data:`Stacks`; the ``add_*``/``push`` functions return
-  the tuple they were given, or a grown copy when an array was full;
+  their counts in ``size``) and the stacks, :data:`Stacks`; the callers make room for a batch of
+  extensions first (:func:`make_graph_room`, :func:`widen_stacks`), so the functions of the hot loop
+  return no tuples of arrays (in numba each array in a returned or passed tuple costs two atomic
+  reference-count updates; the hot helpers are inlined for the same reason);
 * the pieces of one extension: the spans a coverage may translate next under the distortion limit
   (:func:`open_spans`), the future cost after it (Koehn 2004, §3.3), its score without the LM
   (:func:`extension_base`, :func:`option_score`), recombination (:func:`recombination_slot`) and the
@@ -108,27 +110,46 @@ def new_graph(cov_words, n_lm):
 
 
 @numba.njit(cache=True)
-def _reserve(g):
-    """``g``, or a copy with twice the room when its node or edge arrays are full."""
-    if g.size[0] == g.score.shape[0]:
-        cap = 2 * g.score.shape[0]
+def graph_has_room(g, room):
+    """Whether ``g`` can take ``room`` more nodes and edges (its recombination table staying half empty)."""
+    return (g.size[0] + room <= g.score.shape[0] and g.size[1] + room <= g.e_tail.shape[0]
+            and 2 * (g.size[2] + room) <= g.rc_keys.shape[0])
+
+
+@numba.njit(cache=True)
+def make_graph_room(g, room):
+    """A copy of ``g`` with room for ``room`` more nodes and edges (arrays doubled until they fit).
+
+    Growing is left to the callers, once per batch of extensions: functions in the hot loop then
+    return no tuples of arrays (each returned array costs reference counting).
+    """
+    cap = g.score.shape[0]
+    while g.size[0] + room > cap:
+        cap *= 2
+    if cap > g.score.shape[0]:
         g = Graph(grow2(g.cov, cap), grow1(g.last_start, cap), grow1(g.last_end, cap), grow1(g.last_opt, cap),
                   grow2(g.sid, cap), grow1(g.score, cap), grow1(g.fc, cap), grow1(g.best, cap), grow1(g.alive, cap),
                   grow1(g.stack, cap), g.e_tail, g.e_head, g.e_opt, g.e_score, g.e_lm, g.rc_keys, g.rc_node, g.size)
-    if g.size[1] == g.e_tail.shape[0]:
-        cap = 2 * g.e_tail.shape[0]
+    cap = g.e_tail.shape[0]
+    while g.size[1] + room > cap:
+        cap *= 2
+    if cap > g.e_tail.shape[0]:
         g = Graph(g.cov, g.last_start, g.last_end, g.last_opt, g.sid, g.score, g.fc, g.best, g.alive, g.stack,
                   grow1(g.e_tail, cap), grow1(g.e_head, cap), grow1(g.e_opt, cap), grow1(g.e_score, cap),
                   grow2(g.e_lm, cap), g.rc_keys, g.rc_node, g.size)
+    cap = g.rc_keys.shape[0]
+    while 2 * (g.size[2] + room) > cap:
+        cap *= 2
+    if cap > g.rc_keys.shape[0]:
+        g = _rehash_recombination(g, cap)
     return g
 
 
 @numba.njit(cache=True)
-def _grow_recombination(g):
-    """A copy of ``g`` whose recombination table has twice the slots (entries rehashed)."""
+def _rehash_recombination(g, cap):
+    """A copy of ``g`` whose recombination table has ``cap`` slots (entries rehashed)."""
     old_keys = g.rc_keys
     old_node = g.rc_node
-    cap = 2 * old_keys.shape[0]
     keys = np.zeros(cap, dtype=np.uint64)
     node = np.full(cap, -1, dtype=np.int64)
     mask = np.uint64(cap - 1)
@@ -203,10 +224,9 @@ def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, s
 
     ``h, slot, found`` are :func:`recombination_slot`'s answer. If ``found`` is a live node the
     extension becomes one more incoming edge of it (its best edge if it scores higher); otherwise it
-    is a new node in stack ``s`` (replacing a pruned node's table entry). Returns ``(new node or -1,
-    graph)``.
+    is a new node in stack ``s`` (replacing a pruned node's table entry). The caller has made room
+    (:func:`make_graph_room`). Returns the new node, or -1.
     """
-    g = _reserve(g)
     ne = g.size[1]
     g.e_tail[ne] = u
     g.e_opt[ne] = o
@@ -220,7 +240,7 @@ def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, s
             g.best[found] = ne
             g.last_opt[found] = o
             g.last_start[found] = start
-        return -1, g
+        return -1
     v = g.size[0]
     g.size[0] = v + 1
     g.cov[v] = cov
@@ -240,9 +260,7 @@ def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, s
         g.rc_keys[slot] = h
         g.rc_node[slot] = v
         g.size[2] += 1
-        if 2 * g.size[2] > g.rc_keys.shape[0]:
-            g = _grow_recombination(g)
-    return v, g
+    return v
 
 
 # ---------------------------------------------------------------------------- one extension
@@ -289,38 +307,27 @@ def future_cost_after(fc, fct, start, end, lo, hi):
 
 
 @numba.njit(cache=True, inline="always")
-def extension_base(g, u, start, end, w, opts):
-    """Score of node ``u`` plus what extending it by span ``start:end`` costs before the option itself.
+def extension_base(score, last_end, last_start, last_opt, start, end, w_dist, w_lr, o_lr, use_lr):
+    """Score of a node plus what extending it by span ``start:end`` costs before the option itself.
 
     Distortion ``-|start - (last_end + 1)|`` and, with lexicalized reordering, the forward score of
-    ``u``'s last phrase for the new orientation. Returns ``(score, orientation)`` (0 monotone, 1 swap,
-    2 discontinuous).
+    the node's last phrase (``last_start``..``last_end``, option ``last_opt``) for the new orientation.
+    Returns ``(score, orientation)`` (0 monotone, 1 swap, 2 discontinuous).
     """
-    u_end = g.last_end[u]
-    jump = abs(start - (u_end + 1))
-    if start == u_end + 1:
+    jump = abs(start - (last_end + 1))
+    if start == last_end + 1:
         orient = 0
-    elif end == g.last_start[u]:
+    elif end == last_start:
         orient = 1
     else:
         orient = 2
-    base = g.score[u] - w.dist * jump
-    u_opt = g.last_opt[u]
-    if w.use_lr and u_opt >= 0:
-        base += w.lr[3 + orient] * opts.lr[u_opt, 3 + orient]
+    base = score - w_dist * jump
+    if use_lr and last_opt >= 0:
+        base += w_lr[3 + orient] * o_lr[last_opt, 3 + orient]
     return base, orient
 
 
 @numba.njit(cache=True, inline="always")
-def option_score(base, o, orient, w, opts):
-    """``base`` plus option ``o``'s static score and backward reordering score (no LM)."""
-    sc = base + opts.static[o]
-    if w.use_lr:
-        sc += w.lr[orient] * opts.lr[o, orient]
-    return sc
-
-
-@numba.njit(cache=True)
 def set_coverage(out, cov, start, end):
     """``out`` = ``cov`` plus the words ``start:end``."""
     for i in range(cov.shape[0]):
@@ -338,16 +345,27 @@ def new_stacks(n, width):
     return stk
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def push(stk, s, v):
-    """Append node ``v`` to stack ``s``; returns the stacks (widened if full)."""
-    if stk.cnt[s] == stk.nodes.shape[1]:
-        grown = np.zeros((stk.nodes.shape[0], 2 * stk.nodes.shape[1]), dtype=np.int64)
-        grown[:, : stk.nodes.shape[1]] = stk.nodes
-        stk = Stacks(grown, stk.cnt, stk.thresh)
+    """Append node ``v`` to stack ``s`` (the caller has made room, see :func:`widen_stacks`)."""
     stk.nodes[s, stk.cnt[s]] = v
     stk.cnt[s] += 1
-    return stk
+
+
+@numba.njit(cache=True)
+def widen_stacks(stk, room):
+    """``stk``, or a copy whose stacks are wide enough for ``room`` more nodes each."""
+    need = 0
+    for s in range(stk.cnt.shape[0]):
+        need = max(need, stk.cnt[s] + room)
+    width = stk.nodes.shape[1]
+    if need <= width:
+        return stk
+    while need > width:
+        width *= 2
+    grown = np.zeros((stk.nodes.shape[0], width), dtype=np.int64)
+    grown[:, : stk.nodes.shape[1]] = stk.nodes
+    return Stacks(grown, stk.cnt, stk.thresh)
 
 
 @numba.njit(cache=True)

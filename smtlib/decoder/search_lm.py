@@ -38,37 +38,50 @@ def _state_hash(k, ctx, ln):
 
 
 @numba.njit(cache=True)
-def _intern(st, k, ctx, bo, ln):
-    """Id of LM ``k``'s state ``ctx[:ln]`` (back-offs ``bo``), adding it if new (the caller has made room)."""
+def intern_state(s_ctx, s_bo, s_len, s_lm, keys, ids, size, k, ctx, bo, ln):
+    """Id of LM ``k``'s state ``ctx[:ln]`` (back-offs ``bo``) in the state table (``LMStates``'s
+    ``ctx, bo, len, lm, keys, ids, size``), adding it if new (the caller has made room)."""
     h = _state_hash(k, ctx, ln)
-    mask = np.uint64(st.keys.shape[0] - 1)
+    mask = np.uint64(keys.shape[0] - 1)
     slot = h & mask
-    while st.keys[slot] != 0:
-        if st.keys[slot] == h:
-            sid = st.ids[slot]
-            if st.lm[sid] == k and st.len[sid] == ln:
+    while keys[slot] != 0:
+        if keys[slot] == h:
+            sid = ids[slot]
+            if s_lm[sid] == k and s_len[sid] == ln:
                 same = True
                 for j in range(ln):
-                    if st.ctx[sid, j] != ctx[j]:
+                    if s_ctx[sid, j] != ctx[j]:
                         same = False
                 if same:
                     return sid
         slot = (slot + np.uint64(1)) & mask
-    sid = st.size[0]
+    sid = size[0]
     for j in range(ln):
-        st.ctx[sid, j] = ctx[j]
-        st.bo[sid, j] = bo[j]
-    st.len[sid] = ln
-    st.lm[sid] = k
-    st.keys[slot] = h
-    st.ids[slot] = sid
-    st.size[0] = sid + 1
+        s_ctx[sid, j] = ctx[j]
+        s_bo[sid, j] = bo[j]
+    s_len[sid] = ln
+    s_lm[sid] = k
+    keys[slot] = h
+    ids[slot] = sid
+    size[0] = sid + 1
     return sid
 
 
+@numba.njit(cache=True, inline="always")
+def _intern(st, k, ctx, bo, ln):
+    return intern_state(st.ctx, st.bo, st.len, st.lm, st.keys, st.ids, st.size, k, ctx, bo, ln)
+
+
 @numba.njit(cache=True)
-def _reserve(st, room):
-    """``st``, or a grown copy with room for ``room`` more states (and its index at most half full)."""
+def states_have_room(st, room):
+    """Whether ``st`` can take ``room`` more states with its index at most half full."""
+    need = st.size[0] + room
+    return need < st.ctx.shape[0] and 2 * need <= st.keys.shape[0]
+
+
+@numba.njit(cache=True)
+def make_state_room(st, room):
+    """A copy of ``st`` with room for ``room`` more states (see :func:`states_have_room`)."""
     need = st.size[0] + room
     if need >= st.ctx.shape[0]:
         cap = 2 * st.ctx.shape[0]
@@ -126,61 +139,90 @@ def start_states(lms):
     return st, sids
 
 
+@numba.njit(cache=True, inline="always")
+def cache_slot(cache_keys, ckey):
+    """The LM cache slot of key ``ckey`` (the key's own slot, or the free slot where it would go).
+
+    The key of LM ``k``'s score of option ``o`` after state ``sid`` is ``(sid * n_options + o) * n_lm
+    + k``. The caller reads ``cache_sum``/``cache_sid`` at a hit, else calls :func:`lm_phrase`.
+    """
+    mask = np.uint64(cache_keys.shape[0] - 1)
+    slot = mix(np.uint64(7), ckey) & mask
+    while cache_keys[slot] != -1 and cache_keys[slot] != ckey:
+        slot = (slot + np.uint64(1)) & mask
+    return slot
+
+
 @numba.njit(cache=True)
-def lm_extend(st, lms, w_lm, sids, o, opts, complete, sc, out_sid, out_lm, stats):
+def lm_phrase(st, lms, k, sid, o, woff, words, ckey, slot):
+    """LM ``k``'s log-probability of option ``o``'s words after state ``sid``, and the state reached.
+
+    Interns the new state (the caller has made room, :func:`make_state_room`) and stores the result in
+    the cache at ``slot`` (from :func:`cache_slot`; a full cache is emptied first). Returns ``(log
+    probability, state id)``.
+    """
+    ca, ba, cb, bb = st.ca, st.ba, st.cb, st.bb
+    ln = st.len[sid]
+    for j in range(ln):
+        ca[j] = st.ctx[sid, j]
+        ba[j] = st.bo[sid, j]
+    lmsum = 0.0
+    for wi in range(woff[o], woff[o + 1]):
+        lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
+                               lms.map[k, words[wi]], cb, bb, st.scratch)
+        lmsum += lp
+        ca, cb = cb, ca
+        ba, bb = bb, ba
+    nsid = _intern(st, k, ca, ba, ln)
+    if 2 * (st.size[1] + 1) > st.cache_keys.shape[0]:  # a full cache is simply emptied
+        st.cache_keys[:] = -1
+        st.size[1] = 0
+        slot = cache_slot(st.cache_keys, ckey)
+    st.cache_keys[slot] = ckey
+    st.cache_sum[slot] = lmsum
+    st.cache_sid[slot] = nsid
+    st.size[1] += 1
+    return lmsum, nsid
+
+
+@numba.njit(cache=True)
+def lm_end(st, lms, k, sid):
+    """LM ``k``'s log-probability of ``</s>`` after state ``sid``."""
+    ln = st.len[sid]
+    for j in range(ln):
+        st.ca[j] = st.ctx[sid, j]
+        st.ba[j] = st.bo[sid, j]
+    lp, _ = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, st.ca, st.ba, ln, lms.eos[k],
+                          st.cb, st.bb, st.scratch)
+    return lp
+
+
+@numba.njit(cache=True)
+def lm_extend(st, lms, w_lm, sids, o, woff, words, complete, sc, out_sid, out_lm, stats):
     """Score option ``o``'s target words after the LM states ``sids``; add ``w_k . LM_k`` to ``sc``.
 
     Per LM ``k`` (in order, so the sum's rounding is fixed) the cached or computed log-probability of
     the phrase, plus ``</s>`` when the hypothesis becomes ``complete``. Writes each LM's new state id
-    and increment into ``out_sid``/``out_lm``; counts cache misses in ``stats[3]``. Returns ``(sc,
-    st)`` (``st`` grown if its state table was full).
+    and increment into ``out_sid``/``out_lm``; counts cache misses in ``stats[3]``. The caller has
+    made room for ``n_lm`` new states (:func:`make_state_room`). Returns the new ``sc``. (The stack
+    search has this loop inline: a call per option costs reference counting of its arrays.)
     """
-    n_lm = lms.order.shape[0]
-    st = _reserve(st, n_lm + 1)
-    n_opts = opts.static.shape[0]
-    cmask = np.uint64(st.cache_keys.shape[0] - 1)
-    ca, ba, cb, bb = st.ca, st.ba, st.cb, st.bb
+    n_lm = w_lm.shape[0]
+    n_opts = woff.shape[0] - 1
+    cache_keys = st.cache_keys
     for k in range(n_lm):
         sid = sids[k]
         ckey = (sid * n_opts + o) * n_lm + k
-        cslot = mix(np.uint64(7), ckey) & cmask
-        while st.cache_keys[cslot] != -1 and st.cache_keys[cslot] != ckey:
-            cslot = (cslot + np.uint64(1)) & cmask
-        if st.cache_keys[cslot] == ckey:
-            lmsum = st.cache_sum[cslot]
-            nsid = st.cache_sid[cslot]
-            ln = st.len[nsid]
-            if complete:
-                for j in range(ln):
-                    ca[j] = st.ctx[nsid, j]
-                    ba[j] = st.bo[nsid, j]
+        slot = cache_slot(cache_keys, ckey)
+        if cache_keys[slot] == ckey:
+            lmsum = st.cache_sum[slot]
+            nsid = st.cache_sid[slot]
         else:
             stats[3] += 1
-            ln = st.len[sid]
-            for j in range(ln):
-                ca[j] = st.ctx[sid, j]
-                ba[j] = st.bo[sid, j]
-            lmsum = 0.0
-            for wi in range(opts.woff[o], opts.woff[o + 1]):
-                lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
-                                       lms.map[k, opts.words[wi]], cb, bb, st.scratch)
-                lmsum += lp
-                ca, cb = cb, ca
-                ba, bb = bb, ba
-            nsid = _intern(st, k, ca, ba, ln)
-            if 2 * (st.size[1] + 1) > st.cache_keys.shape[0]:  # a full cache is simply emptied
-                st.cache_keys[:] = -1
-                st.size[1] = 0
-                cslot = mix(np.uint64(7), ckey) & cmask
-            st.cache_keys[cslot] = ckey
-            st.cache_sum[cslot] = lmsum
-            st.cache_sid[cslot] = nsid
-            st.size[1] += 1
+            lmsum, nsid = lm_phrase(st, lms, k, sid, o, woff, words, ckey, slot)
         out_sid[k] = nsid
         if complete:
-            lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
-                                   lms.eos[k], cb, bb, st.scratch)
-            lmsum += lp
+            lmsum += lm_end(st, lms, k, nsid)
         sc += w_lm[k] * lmsum
         out_lm[k] = lmsum
-    return sc, st
+    return sc
