@@ -27,7 +27,7 @@ The graph, stacks, spans, scores, recombination and pruning are those of
 :mod:`smtlib.decoder.search_graph`, the LM states and cache those of :mod:`smtlib.decoder.search_lm`
 (both shared with the stack search); this module adds the cubes (:data:`Cubes`, built per coverage
 group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, filled by
-:func:`_push_cell`, emptied into the stack by :func:`_pop_cell`).
+:func:`_fill_stack`, emptied into the stack by :func:`_pop_cell`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ import numpy as np
 from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
                                          graph_has_room, grow1, grow2, make_graph_room, new_graph, new_stacks,
                                          open_spans, prune, push, recombination_slot, set_coverage)
-from smtlib.decoder.search_lm import lm_extend, make_state_room, start_states, states_have_room
+from smtlib.decoder.lm import lm_score_word
+from smtlib.decoder.search_lm import (cache_slot, intern_state, lm_end, make_state_room, start_states,
+                                      states_have_room)
 
 #: the cubes built so far: per cube its hypotheses ``hyps[hyp_off:hyp_off + hyp_cnt]`` (best first),
 #: its span ``start:end`` in the uncovered run ``lo:hi``, the next cube into the same stack; ``first[s]``
@@ -139,7 +141,8 @@ def cube_search_nb(inp):
                     np.zeros((max(n, 1) * inp.maxlen, 4), dtype=np.int64), np.zeros(4, dtype=np.int64))
     for s in range(n + 1):
         if s > 0:
-            g, st, stk, q = _fill_stack(inp, g, st, stk, cubes, q, work, s)
+            g, st, q = _make_room(inp, g, st, stk, cubes, q, s)
+            _fill_stack(inp, g, st, stk, cubes, q, work, s)
             if s == n:
                 break
             prune(stk, s, inp.stack_size, g)
@@ -156,100 +159,160 @@ def _n_options(inp, cubes, c):
 @numba.njit(cache=True)
 def _fill_stack(inp, g, st, stk, cubes, q, work, s):
     """Fill stack ``s``: push every cube's corner, then pop the best cell (at most ``pop_limit`` times),
-    pushing its two neighbours (each cell once)."""
+    pushing its two neighbours (each cell once) before the next pop.
+
+    Cells to push wait in a first-in first-out list, so that one piece of code scores corners and
+    neighbours alike. The caller has made room for every cell (queue items, ``n_lm`` LM states each)
+    and every pop (graph). Pushing a cell is written out on local arrays, as the stack search's
+    option loop is (:func:`smtlib.decoder.search._expand`): a function call per cell would cost the
+    reference counting of every array it is passed.
+    """
     seen_off = np.zeros(cubes.size[0] + 1, dtype=np.int64)
     pos = 0
+    n_corners = 0
     c = cubes.first[s]
     while c >= 0:
         seen_off[c] = pos
         pos += cubes.hyp_cnt[c] * _n_options(inp, cubes, c)
+        n_corners += 1
         c = cubes.next[c]
     seen = np.zeros(pos, dtype=np.bool_)
-    q.size[:] = 0
-    complete = s == inp.n
-    n_lm = inp.lms.order.shape[0]
+    pending = np.empty((max(n_corners, 2), 3), dtype=np.int64)
+    head, tail = 0, 0
     c = cubes.first[s]
     while c >= 0:
         seen[seen_off[c]] = True
-        st, q = _make_cell_room(st, q, n_lm)
-        _push_cell(inp, g, st, cubes, q, work, c, 0, 0, complete)
+        pending[tail, 0] = c
+        pending[tail, 1] = 0
+        pending[tail, 2] = 0
+        tail += 1
         c = cubes.next[c]
+    opts, w, lms = inp.opts, inp.w, inp.lms
+    static, o_lr, woff, words, span_first, fct = opts.static, opts.lr, opts.woff, opts.words, opts.span_first, opts.fct
+    w_lm, w_lr, use_lr, w_dist = w.lm, w.lr, w.use_lr, w.dist
+    tab, tabf, lm_off, lm_mask, lm_order, lm_map = lms.tab, lms.tabf, lms.off, lms.mask, lms.order, lms.map
+    (s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, cache_keys, cache_sum, cache_sid, s_size, st_ca, st_ba, st_cb, st_bb,
+     scratch) = st
+    score, fc, last_end, last_start, last_opt, n_sid = g.score, g.fc, g.last_end, g.last_start, g.last_opt, g.sid
+    c_hyps, c_hyp_off, c_start, c_end, c_lo, c_hi = cubes.hyps, cubes.hyp_off, cubes.start, cubes.end, cubes.lo, cubes.hi
+    it_cube, it_i, it_j, it_sc, it_fc, it_pri, it_sid, it_lm, heap = q.cube, q.i, q.j, q.sc, q.fc, q.pri, q.sid, q.lm, q.heap
+    by_est, stats = work.by_est, work.stats
+    n_lm = w_lm.shape[0]
+    n_opts = static.shape[0]
+    complete = s == inp.n
+    n_items = 0
+    hsize = 0
     pops = 0
-    while q.size[1] > 0 and pops < inp.pop_limit:
-        item, heap_size = _heap_pop(q.heap, q.size[1], q.pri)
-        q.size[1] = heap_size
+    while True:
+        if head < tail:
+            # ---- score a cell completely (LM included) and push it; priority = score + future cost
+            c, i, j = pending[head, 0], pending[head, 1], pending[head, 2]
+            head += 1
+            if head == tail:
+                head, tail = 0, 0
+            start, end = c_start[c], c_end[c]
+            u = c_hyps[c_hyp_off[c] + i]
+            o = by_est[span_first[start, end - start - 1] + j]
+            fc_new = future_cost_after(fc[u], fct, start, end, c_lo[c], c_hi[c])
+            base, orient = extension_base(score[u], last_end[u], last_start[u], last_opt[u], start, end, w_dist, w_lr,
+                                          o_lr, use_lr)
+            sc = base + static[o]
+            if use_lr:
+                sc += w_lr[orient] * o_lr[o, orient]
+            stats[0] += 1
+            stats[1] += 1
+            lm_sc = 0.0
+            for k in range(n_lm):  # as in smtlib.decoder.search._expand
+                sid = n_sid[u, k]
+                ckey = (sid * n_opts + o) * n_lm + k
+                slot = cache_slot(cache_keys, ckey)
+                if cache_keys[slot] == ckey:
+                    lmsum = cache_sum[slot]
+                    nsid = cache_sid[slot]
+                else:
+                    stats[3] += 1
+                    ca, ba, cb, bb = st_ca, st_ba, st_cb, st_bb
+                    ln = s_len[sid]
+                    for x in range(ln):
+                        ca[x] = s_ctx[sid, x]
+                        ba[x] = s_bo[sid, x]
+                    lmsum = 0.0
+                    for wi in range(woff[o], woff[o + 1]):
+                        lp, ln = lm_score_word(tab, tabf, lm_off[k], lm_mask[k], lm_order[k], 0, ca, ba, ln,
+                                               lm_map[k, words[wi]], cb, bb, scratch)
+                        lmsum += lp
+                        ca, cb = cb, ca
+                        ba, bb = bb, ba
+                    nsid = intern_state(s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, s_size, k, ca, ba, ln)
+                    if 2 * (s_size[1] + 1) > cache_keys.shape[0]:  # a full cache is simply emptied
+                        cache_keys[:] = -1
+                        s_size[1] = 0
+                        slot = cache_slot(cache_keys, ckey)
+                    cache_keys[slot] = ckey
+                    cache_sum[slot] = lmsum
+                    cache_sid[slot] = nsid
+                    s_size[1] += 1
+                it_sid[n_items, k] = nsid
+                if complete:
+                    lmsum += lm_end(st, lms, k, nsid)
+                lm_sc += w_lm[k] * lmsum
+                it_lm[n_items, k] = lmsum
+            sc += lm_sc
+            it_cube[n_items] = c
+            it_i[n_items] = i
+            it_j[n_items] = j
+            it_sc[n_items] = sc
+            it_fc[n_items] = fc_new
+            it_pri[n_items] = sc + (0.0 if complete else fc_new)
+            hsize = _heap_push(heap, hsize, n_items, it_pri)
+            n_items += 1
+            continue
+        if hsize == 0 or pops >= inp.pop_limit:
+            break
+        # ---- pop the best cell into the stack; its two neighbours wait to be pushed
+        item, hsize = _heap_pop(heap, hsize, it_pri)
         pops += 1
-        work.stats[2] += 1
-        if not graph_has_room(g, 1):
-            g = make_graph_room(g, 1)
+        stats[2] += 1
         _pop_cell(inp, g, stk, cubes, q, work, item, s, complete)
-        cc = q.cube[item]
+        cc = it_cube[item]
         n_o = _n_options(inp, cubes, cc)
         for step in range(2):
-            ni = q.i[item] + 1 if step == 0 else q.i[item]
-            nj = q.j[item] if step == 0 else q.j[item] + 1
+            ni = it_i[item] + 1 if step == 0 else it_i[item]
+            nj = it_j[item] if step == 0 else it_j[item] + 1
             if ni >= cubes.hyp_cnt[cc] or nj >= n_o:
                 continue
             cell = seen_off[cc] + ni * n_o + nj
             if seen[cell]:
                 continue
             seen[cell] = True
-            st, q = _make_cell_room(st, q, n_lm)
-            _push_cell(inp, g, st, cubes, q, work, cc, ni, nj, complete)
-    return g, st, stk, q
-
-
-@numba.njit(cache=True, inline="always")
-def _make_cell_room(st, q, n_lm):
-    """Room for one more scored cell: ``n_lm`` LM states and one queue item (grown copies if needed)."""
-    if not states_have_room(st, n_lm):
-        st = make_state_room(st, n_lm)
-    if q.size[0] == q.cube.shape[0]:
-        q = _grow_queue(q)
-    return st, q
+            pending[tail, 0] = cc
+            pending[tail, 1] = ni
+            pending[tail, 2] = nj
+            tail += 1
 
 
 @numba.njit(cache=True)
-def _grow_queue(q):
-    """A copy of ``q`` with twice the room."""
-    cap = 2 * q.cube.shape[0]
-    return CellQueue(grow1(q.cube, cap), grow1(q.i, cap), grow1(q.j, cap), grow1(q.sc, cap), grow1(q.fc, cap),
-                     grow1(q.pri, cap), grow2(q.sid, cap), grow2(q.lm, cap), grow1(q.heap, cap), q.size)
-
-
-@numba.njit(cache=True)
-def _push_cell(inp, g, st, cubes, q, work, c, i, j, complete):
-    """Score cell ``(i, j)`` of cube ``c`` completely (LM included) and push it on the queue.
-
-    Its priority is the score plus the future cost; the caller has made room (:func:`_make_cell_room`).
-    """
-    opts = inp.opts
-    w = inp.w
-    start = cubes.start[c]
-    end = cubes.end[c]
-    u = cubes.hyps[cubes.hyp_off[c] + i]
-    o = work.by_est[opts.span_first[start, end - start - 1] + j]
-    fc_new = future_cost_after(g.fc[u], opts.fct, start, end, cubes.lo[c], cubes.hi[c])
-    base, orient = extension_base(g.score[u], g.last_end[u], g.last_start[u], g.last_opt[u], start, end, w.dist, w.lr,
-                                  opts.lr, w.use_lr)
-    sc = base + opts.static[o]
-    if w.use_lr:
-        sc += w.lr[orient] * opts.lr[o, orient]
-    work.stats[0] += 1
-    work.stats[1] += 1
-    lm_sc = lm_extend(st, inp.lms, w.lm, g.sid[u], o, opts.woff, opts.words, complete, 0.0, work.sid, work.lm, work.stats)
-    sc += lm_sc
-    it = q.size[0]
-    q.cube[it] = c
-    q.i[it] = i
-    q.j[it] = j
-    q.sc[it] = sc
-    q.fc[it] = fc_new
-    q.pri[it] = sc + (0.0 if complete else fc_new)
-    q.sid[it] = work.sid
-    q.lm[it] = work.lm
-    q.size[1] = _heap_push(q.heap, q.size[1], it, q.pri)
-    q.size[0] = it + 1
+def _make_room(inp, g, st, stk, cubes, q, s):
+    """Room for filling stack ``s``: its corners plus two neighbours per pop, ``pop_limit`` pops."""
+    n_corners = 0
+    c = cubes.first[s]
+    while c >= 0:
+        n_corners += 1
+        c = cubes.next[c]
+    cells = n_corners + 2 * inp.pop_limit
+    if not graph_has_room(g, inp.pop_limit):
+        g = make_graph_room(g, inp.pop_limit)
+    n_lm = inp.lms.order.shape[0]
+    if not states_have_room(st, n_lm * cells):
+        st = make_state_room(st, n_lm * cells)
+    if q.cube.shape[0] < cells:
+        cap = q.cube.shape[0]
+        while cap < cells:
+            cap *= 2
+        q = CellQueue(np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
+                      np.empty(cap), np.empty(cap), np.empty(cap), np.empty((cap, n_lm), dtype=np.int64),
+                      np.empty((cap, n_lm)), np.empty(cap, dtype=np.int64), q.size)
+    return g, st, q
 
 
 @numba.njit(cache=True)

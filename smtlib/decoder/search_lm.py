@@ -144,45 +144,15 @@ def cache_slot(cache_keys, ckey):
     """The LM cache slot of key ``ckey`` (the key's own slot, or the free slot where it would go).
 
     The key of LM ``k``'s score of option ``o`` after state ``sid`` is ``(sid * n_options + o) * n_lm
-    + k``. The caller reads ``cache_sum``/``cache_sid`` at a hit, else calls :func:`lm_phrase`.
+    + k``. At a hit the caller reads ``cache_sum``/``cache_sid``; else it scores the phrase with
+    :func:`smtlib.decoder.lm.lm_score_word`, interns the state reached (:func:`intern_state`) and
+    stores both at the slot (emptying the cache first when it is half full).
     """
     mask = np.uint64(cache_keys.shape[0] - 1)
     slot = mix(np.uint64(7), ckey) & mask
     while cache_keys[slot] != -1 and cache_keys[slot] != ckey:
         slot = (slot + np.uint64(1)) & mask
     return slot
-
-
-@numba.njit(cache=True)
-def lm_phrase(st, lms, k, sid, o, woff, words, ckey, slot):
-    """LM ``k``'s log-probability of option ``o``'s words after state ``sid``, and the state reached.
-
-    Interns the new state (the caller has made room, :func:`make_state_room`) and stores the result in
-    the cache at ``slot`` (from :func:`cache_slot`; a full cache is emptied first). Returns ``(log
-    probability, state id)``.
-    """
-    ca, ba, cb, bb = st.ca, st.ba, st.cb, st.bb
-    ln = st.len[sid]
-    for j in range(ln):
-        ca[j] = st.ctx[sid, j]
-        ba[j] = st.bo[sid, j]
-    lmsum = 0.0
-    for wi in range(woff[o], woff[o + 1]):
-        lp, ln = lm_score_word(lms.tab, lms.tabf, lms.off[k], lms.mask[k], lms.order[k], 0, ca, ba, ln,
-                               lms.map[k, words[wi]], cb, bb, st.scratch)
-        lmsum += lp
-        ca, cb = cb, ca
-        ba, bb = bb, ba
-    nsid = _intern(st, k, ca, ba, ln)
-    if 2 * (st.size[1] + 1) > st.cache_keys.shape[0]:  # a full cache is simply emptied
-        st.cache_keys[:] = -1
-        st.size[1] = 0
-        slot = cache_slot(st.cache_keys, ckey)
-    st.cache_keys[slot] = ckey
-    st.cache_sum[slot] = lmsum
-    st.cache_sid[slot] = nsid
-    st.size[1] += 1
-    return lmsum, nsid
 
 
 @numba.njit(cache=True)
@@ -196,33 +166,3 @@ def lm_end(st, lms, k, sid):
                           st.cb, st.bb, st.scratch)
     return lp
 
-
-@numba.njit(cache=True)
-def lm_extend(st, lms, w_lm, sids, o, woff, words, complete, sc, out_sid, out_lm, stats):
-    """Score option ``o``'s target words after the LM states ``sids``; add ``w_k . LM_k`` to ``sc``.
-
-    Per LM ``k`` (in order, so the sum's rounding is fixed) the cached or computed log-probability of
-    the phrase, plus ``</s>`` when the hypothesis becomes ``complete``. Writes each LM's new state id
-    and increment into ``out_sid``/``out_lm``; counts cache misses in ``stats[3]``. The caller has
-    made room for ``n_lm`` new states (:func:`make_state_room`). Returns the new ``sc``. (The stack
-    search has this loop inline: a call per option costs reference counting of its arrays.)
-    """
-    n_lm = w_lm.shape[0]
-    n_opts = woff.shape[0] - 1
-    cache_keys = st.cache_keys
-    for k in range(n_lm):
-        sid = sids[k]
-        ckey = (sid * n_opts + o) * n_lm + k
-        slot = cache_slot(cache_keys, ckey)
-        if cache_keys[slot] == ckey:
-            lmsum = st.cache_sum[slot]
-            nsid = st.cache_sid[slot]
-        else:
-            stats[3] += 1
-            lmsum, nsid = lm_phrase(st, lms, k, sid, o, woff, words, ckey, slot)
-        out_sid[k] = nsid
-        if complete:
-            lmsum += lm_end(st, lms, k, nsid)
-        sc += w_lm[k] * lmsum
-        out_lm[k] = lmsum
-    return sc
