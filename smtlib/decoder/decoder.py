@@ -112,6 +112,25 @@ class SentenceResult:
     n_edges: int = 0
 
 
+@dataclasses.dataclass
+class _LiveEdges:
+    """The edges of the live search graph (numbered by ``_extract_nb``) and what k-best lines and
+    lattices need of them: per edge its tail, head, score increment, option, phrase-table entry and
+    dense features; caches of target phrases and sparse features."""
+
+    n_nodes: int
+    sel: np.ndarray  #: the search's edge ids
+    tails: np.ndarray
+    heads: np.ndarray
+    deltas: np.ndarray
+    opt: np.ndarray
+    ent: np.ndarray
+    dense: np.ndarray
+    opts: SentenceOptions
+    phrases: dict[int, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    sparse: dict[int, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+
 @numba.njit(cache=True)
 def _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head):
     """The live search graph: nodes that reach the goal, numbered by (stack, id), and their edges."""
@@ -370,49 +389,59 @@ class Decoder:
     # ------------------------------------------------------------------ decoding
     def decode(self, line: str, sent_id: int = 0, *, kbest: int | None = None, lattice: bool = False
                ) -> SentenceResult:
-        """Translate one input line."""
-        m = self.model
+        """Translate one input line: options, search, the live search graph, k-best lines, lattice."""
         cfg = self.config
         k = cfg.k if kbest is None else kbest
-        tokens = m.prepare_source(line)
+        tokens = self.model.prepare_source(line)
         if not tokens:
             return self._empty(sent_id, lattice)
         t0 = time.process_time()
         opts = self.options(tokens)
         t1 = time.process_time()
-        dl = cfg.distortion_limit
-        res = self._search(opts, dl)
-        if res[0] < 0:  # no complete hypothesis: fall back to monotone decoding, which always has one
+        res = self._search(opts, cfg.distortion_limit)
+        if res.goal < 0:  # no complete hypothesis: fall back to monotone decoding, which always has one
             res = self._search(opts, 0)
-            if res[0] < 0:
+            if res.goal < 0:
                 raise RuntimeError(f"sentence {sent_id}: the search found no complete translation")
-        (goal, nn, ne, n_score, n_best, n_alive, n_stack, n_last_end, n_last_start, n_last_opt, e_tail, e_head, e_opt,
-         e_score, e_lm, stats) = res
-        self.counters += stats
+        self.counters += res.stats
         t2 = time.process_time()
         self.timings["options"] += t1 - t0
         self.timings["search"] += t2 - t1
-        new_id, n_nodes, sel = _extract_nb(goal, nn, n_alive, n_stack, e_tail, e_head)
-        dist, lr = _edge_features_nb(sel, self.use_lr, e_tail, e_opt, n_last_end, n_last_start, n_last_opt,
-                                     opts.start, opts.end, opts.lr)
-        lm = e_lm[sel]
+        edges = self._edges(res, opts, sent_id)
+        max_pops = k * cfg.nbest_factor if cfg.distinct else k
+        scores, offs, paths = kbest_nb(edges.n_nodes, edges.tails, edges.heads, edges.deltas, opts.woff[edges.opt],
+                                       opts.woff[edges.opt + 1], opts.words, max(k, 1), max(max_pops, k, 1),
+                                       cfg.distinct)
+        lines = self._kbest_lines(edges, scores, offs, paths, sent_id)
+        lat = self._lattice(edges, paths, sent_id) if lattice else None
+        self.timings["kbest"] += time.process_time() - t2
+        return SentenceResult(sent_id, lines[0][0] if lines else "", float(scores[0]) if len(scores) else float("-inf"),
+                              lines[:k] if k > 0 else [], lat, edges.n_nodes, len(edges.sel))
+
+    def _edges(self, res: SearchGraph, opts: SentenceOptions, sent_id: int) -> _LiveEdges:
+        """The live search graph's edges with their recomputed feature vectors.
+
+        Raises ``RuntimeError`` if an edge's search score is not ``w . h`` of its features.
+        """
+        m = self.model
         lay = m.layout
-        opt = e_opt[sel]
+        new_id, n_nodes, sel = _extract_nb(res.goal, res.n_nodes, res.alive, res.stack, res.e_tail, res.e_head)
+        dist, lr = _edge_features_nb(sel, self.use_lr, res.e_tail, res.e_opt, res.last_end, res.last_start,
+                                     res.last_opt, opts.start, opts.end, opts.lr)
+        opt = res.e_opt[sel]
         ent = opts.entry[opt]
         dense = np.zeros((len(sel), lay.size))
         real = ent >= 0
         for t, col in enumerate(lay.tm_cols):
             dense[real, col : col + 4] = m.entry_tm[ent[real], 4 * t : 4 * t + 4]
         dense[:, lay.wp_col] = -(opts.woff[opt + 1] - opts.woff[opt])
+        lm = res.e_lm[sel]
         for kk, col in enumerate(lay.lm_cols):
             dense[:, col] = lm[:, kk]
         dense[:, lay.dist_col] = dist
         if self.use_lr:
             dense[:, lay.lr_col : lay.lr_col + 6] = lr
-        tails = new_id[e_tail[sel]]
-        heads = new_id[e_head[sel]]
-        deltas = e_score[sel] - n_score[e_tail[sel]]
-        # check: the search's edge scores are w . h of the recomputed features
+        deltas = res.e_score[sel] - res.score[res.e_tail[sel]]
         sparse_sc = np.zeros(len(sel))
         if len(self.sparse_w):
             uniq, inv = np.unique(ent, return_inverse=True)
@@ -423,33 +452,39 @@ class Decoder:
         if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):
             bad = int(np.argmax(np.abs(recomputed - deltas)))
             raise RuntimeError(f"sentence {sent_id}: edge score {deltas[bad]} != w.h {recomputed[bad]}")
-        max_pops = k * cfg.nbest_factor if cfg.distinct else k
-        scores, offs, edges = kbest_nb(n_nodes, tails, heads, deltas, opts.woff[opt], opts.woff[opt + 1], opts.words,
-                                       max(k, 1), max(max_pops, k, 1), cfg.distinct)
-        phrase_cache: dict[int, tuple[str, ...]] = {}
+        return _LiveEdges(n_nodes, sel, new_id[res.e_tail[sel]], new_id[res.e_head[sel]], deltas, opt, ent, dense,
+                          opts)
 
-        def phrase(e: int) -> tuple[str, ...]:
-            o = int(opt[e])
-            if o not in phrase_cache:
-                phrase_cache[o] = tuple(m.words[w] for w in opts.words[opts.woff[o] : opts.woff[o + 1]].tolist())
-            return phrase_cache[o]
+    def _phrase(self, edges: _LiveEdges, e: int) -> tuple[str, ...]:
+        """Target words of edge ``e`` (cached per option)."""
+        o = int(edges.opt[e])
+        if o not in edges.phrases:
+            woff = edges.opts.woff
+            edges.phrases[o] = tuple(self.model.words[w] for w in edges.opts.words[woff[o] : woff[o + 1]].tolist())
+        return edges.phrases[o]
 
-        sparse_cache: dict[int, dict[str, float]] = {}
+    def _edge_sparse(self, edges: _LiveEdges, e: int) -> dict[str, float]:
+        """Sparse features of edge ``e`` (cached per phrase-table entry)."""
+        entry = int(edges.ent[e])
+        if entry not in edges.sparse:
+            edges.sparse[entry] = self._sparse(entry)
+        return edges.sparse[entry]
 
-        def edge_sparse(e: int) -> dict[str, float]:
-            entry = int(ent[e])
-            if entry not in sparse_cache:
-                sparse_cache[entry] = self._sparse(entry)
-            return sparse_cache[entry]
+    def _kbest_lines(self, edges: _LiveEdges, scores: np.ndarray, offs: np.ndarray, paths: np.ndarray,
+                     sent_id: int) -> list[tuple[str, np.ndarray, dict[str, float], float]]:
+        """``(hyp, dense, sparse, total)`` per k-best path, sorted by the printed totals.
 
+        Raises ``RuntimeError`` if a line's total (``w . h`` of the rounded features) is not the
+        search score of its path.
+        """
         lines = []
         for i in range(len(scores)):
-            path = edges[offs[i] : offs[i + 1]]
-            words = [w for e in path.tolist() for w in phrase(e)]
-            h_dense = _round(dense[path].sum(axis=0))
+            path = paths[offs[i] : offs[i + 1]]
+            words = [w for e in path.tolist() for w in self._phrase(edges, e)]
+            h_dense = _round(edges.dense[path].sum(axis=0))
             h_sparse: dict[str, float] = {}
             for e in path:
-                for name, v in edge_sparse(e).items():
+                for name, v in self._edge_sparse(edges, e).items():
                     h_sparse[name] = h_sparse.get(name, 0.0) + v
             h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
             total = float(h_dense @ self.weights.dense) + sum(self.weights.sparse.get(nm, 0.0) * v
@@ -459,20 +494,20 @@ class Decoder:
             lines.append((" ".join(words), h_dense, h_sparse, total))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
         lines.sort(key=lambda x: -x[3])
-        best_line = lines[0][0] if lines else ""
-        lat = None
-        if lattice:
-            keep = np.arange(len(sel))
-            lat_nodes, lat_tails, lat_heads = n_nodes, tails, heads
-            if cfg.lattice_beam > 0:
-                new_node, lat_nodes, keep = beam_prune_nb(n_nodes, tails, heads, deltas, float(cfg.lattice_beam),
-                                                          np.unique(edges))
-                lat_tails, lat_heads = new_node[tails[keep]], new_node[heads[keep]]
-            lat = Lattice(sent_id, lat_nodes, lat_tails, lat_heads, [phrase(e) for e in keep.tolist()], dense[keep],
-                          [edge_sparse(e) for e in keep.tolist()], list(lay.names))
-        self.timings["kbest"] += time.process_time() - t2
-        return SentenceResult(sent_id, best_line, float(scores[0]) if len(scores) else float("-inf"),
-                              lines[:k] if k > 0 else [], lat, n_nodes, len(sel))
+        return lines
+
+    def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
+        """The lattice of the live graph, beam-pruned around the 1-best (keeping the k-best ``paths``)."""
+        beam = self.config.lattice_beam
+        keep = np.arange(len(edges.sel))
+        n_nodes, tails, heads = edges.n_nodes, edges.tails, edges.heads
+        if beam > 0:
+            new_node, n_nodes, keep = beam_prune_nb(edges.n_nodes, edges.tails, edges.heads, edges.deltas, float(beam),
+                                                    np.unique(paths))
+            tails, heads = new_node[edges.tails[keep]], new_node[edges.heads[keep]]
+        return Lattice(sent_id, n_nodes, tails, heads, [self._phrase(edges, e) for e in keep.tolist()],
+                       edges.dense[keep], [self._edge_sparse(edges, e) for e in keep.tolist()],
+                       list(self.model.layout.names))
 
     def _sparse(self, entry: int) -> dict[str, float]:
         if entry < 0:
