@@ -194,8 +194,10 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
     (s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, cache_keys, cache_sum, cache_sid, s_size, st_ca, st_ba, st_cb, st_bb,
      scratch) = st
     score, fc, last_end, last_start, last_opt, n_sid = g.score, g.fc, g.last_end, g.last_start, g.last_opt, g.sid
-    c_hyps, c_hyp_off, c_start, c_end, c_lo, c_hi = cubes.hyps, cubes.hyp_off, cubes.start, cubes.end, cubes.lo, cubes.hi
-    it_cube, it_i, it_j, it_sc, it_fc, it_pri, it_sid, it_lm, heap = q.cube, q.i, q.j, q.sc, q.fc, q.pri, q.sid, q.lm, q.heap
+    c_hyps, c_hyp_off, c_start, c_end = cubes.hyps, cubes.hyp_off, cubes.start, cubes.end
+    c_lo, c_hi = cubes.lo, cubes.hi
+    it_cube, it_i, it_j, it_sc, it_fc, it_pri = q.cube, q.i, q.j, q.sc, q.fc, q.pri
+    it_sid, it_lm, heap = q.sid, q.lm, q.heap
     by_est, stats = work.by_est, work.stats
     n_lm = w_lm.shape[0]
     n_opts = static.shape[0]

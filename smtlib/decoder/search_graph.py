@@ -7,13 +7,14 @@ differ only in which extensions of a stack's hypotheses they score. This module 
   :data:`Options`, the :data:`LanguageModels` and :data:`SearchWeights`);
 * the graph under construction, :data:`Graph` (nodes, edges and the recombination table, with
   their counts in ``size``) and the stacks, :data:`Stacks`; the callers make room for a batch of
-  extensions first (:func:`make_graph_room`, :func:`widen_stacks`), so the functions of the hot loop
-  return no tuples of arrays (in numba each array in a returned or passed tuple costs two atomic
-  reference-count updates; the hot helpers are inlined for the same reason);
+  extensions first (:func:`make_graph_room`, :func:`widen_stacks`), so no function of the hot
+  loops returns a tuple of arrays (in numba each array in a returned or passed tuple costs two
+  atomic reference-count updates);
 * the pieces of one extension: the spans a coverage may translate next under the distortion limit
   (:func:`open_spans`), the future cost after it (Koehn 2004, §3.3), its score without the LM
-  (:func:`extension_base`, :func:`option_score`), recombination (:func:`recombination_slot`) and the
-  new edge or node (:func:`add_hypothesis`);
+  (:func:`extension_base`), recombination (:func:`recombination_slot`) and the
+  new edge or node (:func:`add_hypothesis`; the cube search calls these two per pop, the stack
+  search, which keeps many more extensions, has the same code on local arrays);
 * histogram pruning (:func:`prune`) and the returned :data:`SearchGraph`.
 
 The rules themselves (distortion limit, recombination key, pruning) are documented in
