@@ -306,7 +306,7 @@ def read_phrase_tables(spec: ModelSpec, model_dir: str | os.PathLike, needed: se
     InputError
         On a missing file or a malformed line.
     """
-    merger = _Merger(len(spec.phrase_tables), spec.feature_set == "big", needed)
+    merger = _Merger(len(spec.phrase_tables), spec.sparse, needed)
     for t, comp in enumerate(spec.phrase_tables):
         merger.read(t, component_path(model_dir, comp))
     # group by source phrase, keeping the reading order within a source

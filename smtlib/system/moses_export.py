@@ -230,7 +230,7 @@ def merged_table_chunks(paths: Sequence[pathlib.Path], keep_sparse: bool, presor
 def write_merged_table(model_dir: str | os.PathLike, spec: ModelSpec, out_path: str | os.PathLike) -> dict:
     """Write the merged phrase table of a model to ``out_path`` (.gz to compress); returns its sizes."""
     paths = [component_path(model_dir, c) for c in spec.phrase_tables]
-    keep_sparse = spec.feature_set == "big"
+    keep_sparse = spec.sparse
     stats: dict = {}
     try:
         write_lines(out_path, merged_table_chunks(paths, keep_sparse, stats=stats))
@@ -265,7 +265,7 @@ def export_ini(spec: ModelSpec, paths: Mapping[str, str], weights: Mapping[str, 
 def feature_map(spec: ModelSpec, ini: MosesIni) -> FeatureMap:
     """The :class:`FeatureMap` between ``ini`` and the model described by ``spec``."""
     return FeatureMap.build(list(spec.dense_features), [c.name for c in spec.phrase_tables], ini,
-                            sparse=spec.feature_set == "big")
+                            sparse=spec.sparse)
 
 
 def export_moses(
