@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from snakemake.utils import validate
 
+from smtlib.bleu.stats import tokenizers
 from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
 from smtlib.system.align import canonical_symmetrization
 from smtlib.system.feature_sets import FEATURE_SETS
@@ -34,8 +35,9 @@ def _unknown_names(kind, used, known, where):
 
 
 def _check_config():
-    """Checks the schema cannot express: method and feature-set names against their owners (the
-    tuner registry, smtlib/system/feature_sets.py), table pairs, sweep targets."""
+    """Checks the schema cannot express: method, feature-set and tokenizer names against their
+    owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu), table pairs, sweep targets.
+    """
     methods = set(config["methods"]) | set(config["extended_methods"])
     methods |= set(config["replay"]["methods"]) | {
         g["method"] for g in config["sweep"]["grid"]
@@ -54,6 +56,12 @@ def _check_config():
         feature_sets,
         list(FEATURE_SETS),
         "smtlib/system/feature_sets.py",
+    )
+    errors += _unknown_names(
+        "a sacrebleu tokenizer",
+        {config["bleu"]["tokenize"], config["replay"]["tokenize"]},
+        list(tokenizers()),
+        "sacrebleu",
     )
     if errors:
         raise ValueError("\n".join(errors))

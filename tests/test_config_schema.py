@@ -1,7 +1,8 @@
 """The config schema's name lists agree with their owners (STYLE: "where a schema must list them, a
 test checks it against the owner"): pairs with ``smtlib/data/corpora.py``, symmetrizations with
-``smtlib/system/align.py``. Methods and feature sets are not listed in the schema at all:
-``rules/common.smk`` checks them against the tuner registry and ``smtlib/system/feature_sets.py``
+``smtlib/system/align.py``. Methods, feature sets and BLEU tokenizers are not listed in the schema
+at all: ``rules/common.smk`` checks them against the tuner registry, ``smtlib/system/feature_sets.py``
+and sacrebleu's ``BLEU.TOKENIZERS``
 (``tests/test_workflow.py`` shows the message), so adding either is one entry in its owner."""
 
 import pathlib
@@ -28,6 +29,8 @@ def test_methods_and_feature_sets_are_not_copied_into_the_schema():
         assert "enum" not in SCHEMA["definitions"][name]
         pattern = SCHEMA["definitions"][name]["pattern"]
         assert all(re.match(pattern, n) for n in owner), name
+    for section in ("bleu", "replay"):
+        assert "enum" not in SCHEMA["properties"][section]["properties"]["tokenize"]
 
 
 def test_pair_enum_is_the_corpora_table():

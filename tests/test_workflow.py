@@ -106,13 +106,15 @@ def test_snakefmt_check_passes():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_config_rejects_a_misspelled_method_or_feature_set(tmp_path):
-    """Checked against their owners (the tuner registry, smtlib/system/feature_sets.py), not copies."""
-    cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"], "feature_sets": ["small", "medum"]})
+def test_config_rejects_a_misspelled_method_feature_set_or_tokenizer(tmp_path):
+    """Checked against their owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu), not copies."""
+    cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"], "feature_sets": ["small", "medum"],
+                                               "bleu": {"tokenize": "13b", "lowercase": True}})
     r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
     assert r.returncode != 0
     assert "'kbmria' is not a registered tuner (did you mean 'kbmira'?)" in r.stdout + r.stderr
     assert "'medum' is not a feature set (did you mean 'medium'?)" in r.stdout + r.stderr
+    assert "'13b' is not a sacrebleu tokenizer (did you mean '13a'?)" in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
 
 
