@@ -237,9 +237,6 @@ class PseudoDocument(SentenceBleu):
             raise InputError("pseudo-doc scale must be 'none' or 'ref-length'")
         self.background = np.full(STATS_WIDTH, float(self.params["initial"]))
 
-    def reset(self) -> None:
-        self.background = np.full(STATS_WIDTH, float(self.params["initial"]))
-
     def update(self, chosen: np.ndarray) -> None:
         """B <- decay * (B + chosen) for the statistics row of the chosen hypothesis."""
         self.background = float(self.params["decay"]) * (self.background + np.asarray(chosen, dtype=np.float64))

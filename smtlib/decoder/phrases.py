@@ -33,9 +33,8 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.io import open_text
-from smtlib.system.modeldir import ModelSpec, component_path
+from smtlib.system.modeldir import MISSING_LOGPROB, ModelSpec, component_path
 
-MISSING_LOGPROB = math.log(1e-7)
 FLOOR_LOGPROB = -100.0
 _SEP = " ||| "
 

@@ -39,6 +39,7 @@ has is the table of :mod:`smtlib.system.feature_sets`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pathlib
 
@@ -48,6 +49,9 @@ from smtlib.errors import InputError
 from smtlib.system.feature_sets import feature_set
 
 FORMAT = "smtlib-phrase-model/1"
+#: each of the four log scores of a table that lacks a pair another table of the model has
+#: (probability 1e-7): the decoder's merge and the Moses export/import share it
+MISSING_LOGPROB = math.log(1e-7)
 
 
 @dataclasses.dataclass

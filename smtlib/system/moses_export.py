@@ -7,7 +7,7 @@ are used by ``smtlib train`` to write a model directory's Moses-format tables
 (:mod:`smtlib.decoder.model`) does:
 
 * **One merged phrase table.** Our decoder merges its phrase tables by phrase pair, a pair missing
-  from a table getting probability ``1e-7`` (:data:`~smtlib.decoder.phrases.MISSING_LOGPROB`) for all
+  from a table getting probability ``1e-7`` (:data:`~smtlib.system.modeldir.MISSING_LOGPROB`) for all
   four of that table's scores, and applies the table limit to the merged options. Moses given the
   tables as separate decoding paths (``[mapping] 0 T 0 / 1 T 1``) scores each option with one table
   only, so the export writes one ``PhraseDictionaryMemory`` named ``TranslationModel0`` with ``4 * T``
@@ -45,10 +45,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, write_lines
-from smtlib.system.modeldir import ModelSpec, component_path, read_model_spec
+from smtlib.system.modeldir import MISSING_LOGPROB, ModelSpec, component_path, read_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesIni, parse_feature_line
 from smtlib.weights import format_value
 

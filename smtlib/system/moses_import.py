@@ -44,11 +44,10 @@ import re
 import shutil
 from collections.abc import Iterator
 
-from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import open_text, write_lines
 from smtlib.system.feature_sets import describe as describe_feature_set
-from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
+from smtlib.system.modeldir import MISSING_LOGPROB, Component, ModelSpec, write_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesFeature, MosesIni
 from smtlib.weights import write_weights
 
