@@ -12,7 +12,7 @@ from smtlib.bleu import VARIANTS, compute_stats, get_variant
 from smtlib.bleu.corpus import bleu_from_stats, log_bleu_and_gradient
 from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.errors import InputError
-from tests.test_bleu_stats import random_corpus
+from tests.bleu_reference import random_corpus
 
 MOSES_ROW = np.array([[6, 7, 6, 4, 2, 1, 6, 5, 4, 3]], dtype=float)  # BleuScorerTest.cpp
 

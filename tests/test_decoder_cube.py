@@ -1,4 +1,4 @@
-"""The cube-pruning search against the brute force of ``test_decoder_search`` and its own limits.
+"""The cube-pruning search against the brute force of ``tests/decoder_reference.py`` and its own limits.
 
 With an unlimited stack and a pop limit larger than any cube, every cell of every cube is popped, so
 cube pruning extends every hypothesis by every option, like the unlimited stack search: its 1-best
@@ -15,7 +15,7 @@ import pytest
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
 from tests.decoder_toy import write_toy_model
-from tests.test_decoder_search import _kenlms, _sentences, _weights, brute_force
+from tests.decoder_reference import brute_force, kenlm_models, random_sentences, toy_weights
 
 pytest.importorskip("kenlm")
 
@@ -29,11 +29,11 @@ def toy(request, tmp_path_factory):
 
 @pytest.mark.parametrize("dl", [6, 1])
 def test_unlimited_cube_equals_brute_force(toy, dl):
-    sents = _sentences(21 + dl, 5, 4)
+    sents = random_sentences(21 + dl, 5, 4)
     sents.append(["f1", "zz", "f2", "f3"])
     model = load_model(toy, sents)
-    kenlms = _kenlms(toy, model)
-    weights = model.read_weights(_weights(model, np.random.default_rng(dl)))
+    kenlms = kenlm_models(toy, model)
+    weights = model.read_weights(toy_weights(model, np.random.default_rng(dl)))
     dec = Decoder(model, weights, DecoderConfig(stack_size=0, distortion_limit=dl, table_limit=3, k=15,
                                                 nbest_factor=10_000, search="cube", pop_limit=1_000_000))
     for sid, toks in enumerate(sents):
@@ -49,10 +49,10 @@ def test_unlimited_cube_equals_brute_force(toy, dl):
 
 @pytest.mark.parametrize("pop_limit", [1, 3, 10])
 def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_limit):
-    sents = _sentences(5, 5, 5)
+    sents = random_sentences(5, 5, 5)
     model = load_model(toy, sents)
-    kenlms = _kenlms(toy, model)
-    weights = model.read_weights(_weights(model))
+    kenlms = kenlm_models(toy, model)
+    weights = model.read_weights(toy_weights(model))
     exact = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=2, table_limit=2, k=5, search="cube",
                                                  pop_limit=pop_limit))
@@ -70,9 +70,9 @@ def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_li
 
 def test_larger_pop_limit_finds_the_stack_search_optimum(toy):
     """On short sentences Moses's default pop limit (1000) reaches the unlimited stack search's optimum."""
-    sents = _sentences(9, 4, 5)
+    sents = random_sentences(9, 4, 5)
     model = load_model(toy, sents)
-    weights = model.read_weights(_weights(model))
+    weights = model.read_weights(toy_weights(model))
     stack = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1, search="cube"))
     for sid, toks in enumerate(sents):
