@@ -176,3 +176,15 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
     )
     write_model_spec(model_dir, spec)
     return spec
+
+
+def random_source(rng: np.random.Generator, count: int, lengths: tuple[int, int] = (1, 12), vocab: int = 12) -> list[str]:
+    """``count`` input lines of toy source words ``f0 .. f{vocab-1}``, each ``rng.integers(*lengths)`` long."""
+    return [" ".join(f"f{int(x)}" for x in rng.integers(0, vocab, size=int(rng.integers(*lengths)))) for _ in range(count)]
+
+
+def start_weights(spec: ModelSpec, base: float = 0.2, word_penalty: float = -0.5) -> dict[str, float]:
+    """Dense weights for decoding a toy model: ``base`` everywhere, LM0 0.5, the word penalty negative."""
+    weights = {n: base for n in spec.dense_weight_names()}
+    weights.update({"LM0_0": 0.5, "WordPenalty0_0": word_penalty})
+    return weights

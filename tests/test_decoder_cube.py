@@ -14,7 +14,7 @@ import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import start_weights, write_toy_model
 from tests.decoder_reference import brute_force, kenlm_models, random_sentences, toy_weights
 
 pytest.importorskip("kenlm")
@@ -91,8 +91,7 @@ def test_cli_cube_search(tmp_path, cli):
     spec = write_toy_model(tmp_path / "model", "medium", seed=2)
     from smtlib.weights import write_weights
 
-    weights = {n: 0.2 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    weights = start_weights(spec)
     write_weights(tmp_path / "w.txt", weights)
     (tmp_path / "in.txt").write_text("f1 f2 f3\n\nf4 f5 f1 f2\n", encoding="utf-8")
     args = ["decode", "--model", tmp_path / "model", "--weights", tmp_path / "w.txt", "--input", tmp_path / "in.txt",

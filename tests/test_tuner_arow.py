@@ -7,7 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.arow import Arow
-from tests.tuner_fixtures import init_for, separable_pool
+from tests.tuner_fixtures import init_for, noisy_separable_pool
 
 
 def reference_arow(pool, init, passes, r, seed, hope_fear=True, scale=100.0):
@@ -42,8 +42,7 @@ def reference_arow(pool, init, passes, r, seed, hope_fear=True, scale=100.0):
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("pairs", ["hope-fear", "oracle-1best"])
 def test_matches_dense_reference(sparse, pairs):
-    pool = separable_pool(n_sentences=7, per_sentence=6, seed=61, sparse=sparse)
-    pool.dense[:, 0] += np.random.default_rng(7).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=7, n_sentences=7, per_sentence=6, seed=61, sparse=sparse)
     init = init_for(pool)
     mu, sigma, avg = reference_arow(pool, init, passes=3, r=0.5, seed=4, hope_fear=pairs == "hope-fear")
     result = Arow(seed=4, passes=3, r=0.5, pairs=pairs)(pool, init)
