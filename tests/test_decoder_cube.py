@@ -20,19 +20,12 @@ from tests.decoder_reference import brute_force, kenlm_models, random_sentences,
 pytest.importorskip("kenlm")
 
 
-@pytest.fixture(scope="module", params=["small", "medium", "big"])
-def toy(request, tmp_path_factory):
-    d = tmp_path_factory.mktemp(f"toy-cube-{request.param}")
-    write_toy_model(d, request.param, seed=7, n_words=10, n_multi=25)
-    return d
-
-
 @pytest.mark.parametrize("dl", [6, 1])
-def test_unlimited_cube_equals_brute_force(toy, dl):
+def test_unlimited_cube_equals_brute_force(brute_force_toy, dl):
     sents = random_sentences(21 + dl, 5, 4)
     sents.append(["f1", "zz", "f2", "f3"])
-    model = load_model(toy, sents)
-    kenlms = kenlm_models(toy, model)
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
     weights = model.read_weights(toy_weights(model, np.random.default_rng(dl)))
     dec = Decoder(model, weights, DecoderConfig(stack_size=0, distortion_limit=dl, table_limit=3, k=15,
                                                 nbest_factor=10_000, search="cube", pop_limit=1_000_000))
@@ -48,10 +41,10 @@ def test_unlimited_cube_equals_brute_force(toy, dl):
 
 
 @pytest.mark.parametrize("pop_limit", [1, 3, 10])
-def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_limit):
+def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(brute_force_toy, pop_limit):
     sents = random_sentences(5, 5, 5)
-    model = load_model(toy, sents)
-    kenlms = kenlm_models(toy, model)
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
     weights = model.read_weights(toy_weights(model))
     exact = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=2, table_limit=2, k=5, search="cube",
@@ -68,10 +61,10 @@ def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_li
             assert total <= ref[hyp] + 1e-4  # a derivation of ``hyp``, maybe not its best one
 
 
-def test_larger_pop_limit_finds_the_stack_search_optimum(toy):
+def test_larger_pop_limit_finds_the_stack_search_optimum(brute_force_toy):
     """On short sentences Moses's default pop limit (1000) reaches the unlimited stack search's optimum."""
     sents = random_sentences(9, 4, 5)
-    model = load_model(toy, sents)
+    model = load_model(brute_force_toy, sents)
     weights = model.read_weights(toy_weights(model))
     stack = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1, search="cube"))

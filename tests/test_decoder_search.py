@@ -14,24 +14,16 @@ import pytest
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
 from tests.decoder_reference import brute_force, kenlm_models, random_sentences, toy_weights
-from tests.decoder_toy import write_toy_model
 
 pytest.importorskip("kenlm")
 
 
-@pytest.fixture(scope="module", params=["small", "medium", "big"])
-def toy(request, tmp_path_factory):
-    d = tmp_path_factory.mktemp(f"toy-{request.param}")
-    write_toy_model(d, request.param, seed=7, n_words=10, n_multi=25)
-    return d
-
-
 @pytest.mark.parametrize("dl", [6, 1])
-def test_unlimited_stack_equals_brute_force(toy, dl):
+def test_unlimited_stack_equals_brute_force(brute_force_toy, dl):
     sents = random_sentences(11 + dl, 6, 4)
     sents.append(["f1", "zz", "f2", "f3"])  # an unknown word passes through
-    model = load_model(toy, sents)
-    kenlms = kenlm_models(toy, model)
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
     for variant in range(2):
         rng = None if variant == 0 else np.random.default_rng(dl + variant)
         weights = model.read_weights(toy_weights(model, rng))
@@ -50,11 +42,11 @@ def test_unlimited_stack_equals_brute_force(toy, dl):
                 assert total == pytest.approx(ref_sorted[rank][1], abs=1e-4)
 
 
-def test_pruned_search_never_beats_the_optimum(toy):
+def test_pruned_search_never_beats_the_optimum(brute_force_toy):
     """With a small stack the result is a real translation whose score is at most the optimum."""
     sents = random_sentences(5, 5, 5)
-    model = load_model(toy, sents)
-    kenlms = kenlm_models(toy, model)
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
     weights = model.read_weights(toy_weights(model))
     exact = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     pruned = Decoder(model, weights, DecoderConfig(stack_size=2, table_limit=2, k=1))
