@@ -51,11 +51,3 @@ def test_matches_dense_reference(sparse, pairs):
     assert sigma.min() > 0  # the covariance stays positive
     averaged = Arow(seed=4, passes=3, r=0.5, pairs=pairs, average=True)(pool, init)
     np.testing.assert_allclose(averaged.weights, avg, rtol=1e-10, atol=1e-12)
-
-
-def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.tuner_fixtures import write_small_files
-
-    kbest, ref, init = write_small_files(tmp_path)
-    result = cli("tune", "arow", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "pairs=all")
-    assert result.returncode == 2 and "pairs" in result.stderr

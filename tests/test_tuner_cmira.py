@@ -98,14 +98,6 @@ def test_incremental_option_runs():
     assert np.all(np.isfinite(result.weights))
 
 
-def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.tuner_fixtures import write_small_files
-
-    kbest, ref, init = write_small_files(tmp_path)
-    result = cli("tune", "cmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "hope_bleu=bogus")
-    assert result.returncode == 2 and "hope_bleu" in result.stderr
-
-
 @pytest.mark.parametrize("sparse", [False, True])
 def test_skipping_is_exact(sparse):
     """Re-scoring only the sentences whose argmaxes may have changed gives the full-pass result."""

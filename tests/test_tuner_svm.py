@@ -63,11 +63,3 @@ def test_latent_objective_does_not_increase_and_constraints_are_met():
     history = result.info["objective_per_selection"]
     assert all(b <= a + 1e-6 for a, b in zip(history, history[1:], strict=False))
     assert result.info["constraints"] > 0
-
-
-def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.tuner_fixtures import write_small_files
-
-    kbest, ref, init = write_small_files(tmp_path)
-    result = cli("tune", "svm", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "l2=0")
-    assert result.returncode == 2 and "l2" in result.stderr
