@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.test_workflow import REPO, job_counts, jobs_of, snakemake, write_config
+from tests.workflow_runner import REPO, job_counts, jobs_of, snakemake, write_config
 
 QUICK = REPO / "config/simianer_quick.yaml"
 
