@@ -28,6 +28,12 @@ def shared_data() -> pathlib.Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def data_dir(shared_data: pathlib.Path) -> pathlib.Path:
+    """:func:`shared_data` under the name the workflow tests give ``snakemake --config data_dir=``."""
+    return shared_data
+
+
 def run_cli(*args: str, input: str | None = None, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m smtlib ARGS`` and return the completed process (text mode)."""
     return subprocess.run(

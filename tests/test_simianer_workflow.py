@@ -12,16 +12,6 @@ from tests.workflow_runner import REPO, job_counts, jobs_of, snakemake, write_co
 QUICK = REPO / "config/simianer_quick.yaml"
 
 
-@pytest.fixture(scope="module")
-def data_dir():
-    from tests.conftest import shared_data_dir
-
-    path = shared_data_dir()
-    if path is None:
-        pytest.skip("../shared/data is not available")
-    return path
-
-
 def expected_jobs(sim: dict) -> dict[str, int]:
     """Jobs of the `simianer` target from a fresh directory, from the configuration alone."""
     runs = [(r["algorithm"], r["data"], g) for r in sim["runs"] for g in r["groups"]]

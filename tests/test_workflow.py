@@ -27,16 +27,6 @@ import yaml
 
 from tests.workflow_runner import BIN, REPO, SNAKEFILE, job_counts, jobs_of, snakemake, write_config
 
-@pytest.fixture(scope="module")
-def data_dir():
-    from tests.conftest import shared_data_dir
-
-    path = shared_data_dir()
-    if path is None:
-        pytest.skip("../shared/data is not available")
-    return path
-
-
 # ------------------------------------------------------------------ static checks
 def test_lint_is_clean(tmp_path, data_dir):
     r = snakemake(tmp_path, "--lint", data_dir=data_dir, timeout=120)
