@@ -2,6 +2,7 @@
 # input functions (the tuning loop's base cases live here) and wildcard constraints.
 # The rules call these by name; no rule holds a lambda or logic of its own.
 
+import difflib
 import itertools
 import json
 import os
@@ -11,25 +12,59 @@ from types import SimpleNamespace
 
 from snakemake.utils import validate
 
+from smtlib.bleu.stats import tokenizers
 from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
 from smtlib.system.align import canonical_symmetrization
+from smtlib.system.feature_sets import FEATURE_SETS
 from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners
 
 
 validate(config, schema="../config/schema/config.schema.yaml")
 
 
+def _unknown_names(kind, used, known, where):
+    """One line per name in ``used`` that is not in ``known`` (its owner's list), with a guess."""
+    lines = []
+    for name in sorted(set(used) - set(known)):
+        guess = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        lines.append(
+            f"config: {name!r} is not {kind}{hint}; {where}: {', '.join(known)}"
+        )
+    return lines
+
+
 def _check_config():
-    """Checks the schema cannot express: registry membership, table pairs, sweep targets."""
-    used = set(config["methods"]) | set(config["extended_methods"])
-    used |= set(config["replay"]["methods"]) | {
+    """Checks the schema cannot express: method, feature-set and tokenizer names against their
+    owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu), table pairs, sweep targets.
+    """
+    methods = set(config["methods"]) | set(config["extended_methods"])
+    methods |= set(config["replay"]["methods"]) | {
         g["method"] for g in config["sweep"]["grid"]
     }
-    unknown = sorted(used - set(list_tuners()))
-    if unknown:
-        raise ValueError(
-            f"config: method(s) {unknown} are not registered tuners (smtlib tune --list: {list_tuners()})"
-        )
+    methods |= set(config["not_applicable"]) | set(config["method_settings"])
+    for settings in config["pair_method_settings"].values():
+        methods |= set(settings)
+    feature_sets = set(config["feature_sets"]) | {config["sweep"]["feature_set"]}
+    for sets in config["not_applicable"].values():
+        feature_sets |= set(sets)
+    errors = _unknown_names(
+        "a registered tuner", methods, list_tuners(), "smtlib tune --list"
+    )
+    errors += _unknown_names(
+        "a feature set",
+        feature_sets,
+        list(FEATURE_SETS),
+        "smtlib/system/feature_sets.py",
+    )
+    errors += _unknown_names(
+        "a sacrebleu tokenizer",
+        {config["bleu"]["tokenize"], config["replay"]["tokenize"]},
+        list(tokenizers()),
+        "sacrebleu",
+    )
+    if errors:
+        raise ValueError("\n".join(errors))
     names = [t["name"] for t in config["tables"]]
     if len(set(names)) != len(names):
         raise ValueError(f"config: table names must be unique, got {names}")
@@ -244,7 +279,7 @@ def lm_order(wildcards):
 
 def system_components(wildcards):
     """What `smtlib train assemble` reads for a feature set: TM0 (+ reordering), LM0; + TM1, LM1."""
-    indices = ["0"] if wildcards.fs == "small" else ["0", "1"]
+    indices = [str(k) for k in FEATURE_SETS[wildcards.fs].indices()]
     names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
     return [work_path(wildcards.pair, n.format(k)) for k in indices for n in names]
 
@@ -297,12 +332,12 @@ def moses_system(wildcards):
 def needs_sparse(wildcards):
     """phrase-table.0 carries the sparse field when Big (or Figure 1's over-fitting set, built from
     it) is built for this pair (Medium ignores it)."""
-    big_runs = bool({"big", "overfit"} & set(config["feature_sets"])) or (
+    sparse_runs = any(FEATURE_SETS[fs].sparse for fs in config["feature_sets"]) or (
         config["sweep"]["grid"]
         and config["sweep"]["pair"] == wildcards.pair
-        and config["sweep"]["feature_set"] in ("big", "overfit")
+        and FEATURE_SETS[config["sweep"]["feature_set"]].sparse
     )
-    return "--sparse" if big_runs else ""
+    return "--sparse" if sparse_runs else ""
 
 
 def tune_settings(wildcards):
@@ -634,7 +669,7 @@ LATER_ITERATION = r"[2-9]|[1-9]\d+"
 
 wildcard_constraints:
     pair="|".join(PAIRS),
-    fs="small|medium|big|overfit",
+    fs="|".join(FEATURE_SETS),
     method="|".join(ALL_METHODS),
     setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+0-9.eE]+",
     sample=r"\d+",

@@ -28,6 +28,12 @@ def shared_data() -> pathlib.Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def data_dir(shared_data: pathlib.Path) -> pathlib.Path:
+    """:func:`shared_data` under the name the workflow tests give ``snakemake --config data_dir=``."""
+    return shared_data
+
+
 def run_cli(*args: str, input: str | None = None, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m smtlib ARGS`` and return the completed process (text mode)."""
     return subprocess.run(
@@ -44,3 +50,14 @@ def run_cli(*args: str, input: str | None = None, cwd: str | os.PathLike | None 
 def cli():
     """The :func:`run_cli` helper as a fixture."""
     return run_cli
+
+
+@pytest.fixture(scope="module", params=["small", "medium", "big"])
+def brute_force_toy(request, tmp_path_factory) -> pathlib.Path:
+    """A toy model directory of each feature set, small enough for the brute-force search of
+    ``tests/decoder_reference.py`` (the stack and cube-pruning tests); one per test module."""
+    from tests.decoder_toy import write_toy_model
+
+    d = tmp_path_factory.mktemp(f"toy-{request.param}")
+    write_toy_model(d, request.param, seed=7, n_words=10, n_multi=25)
+    return d

@@ -17,6 +17,7 @@ import pathlib
 import numpy as np
 
 from smtlib.io import atomic_output
+from smtlib.system.feature_sets import FEATURE_SETS
 from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
 
 
@@ -120,7 +121,8 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
     rng = np.random.default_rng(seed)
     model_dir = pathlib.Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    n_tm = 1 if feature_set == "small" else 2
+    fs = FEATURE_SETS[feature_set]
+    n_tm = fs.translation_models
     pairs = _phrase_pairs(rng, n_words, n_multi)
     phrase_tables = []
     for t in range(n_tm):
@@ -133,7 +135,7 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
                 ns, nt = len(src.split()), len(tgt.split())
                 align = " ".join(f"{i}-{min(i, nt - 1)}" for i in range(ns))
                 fields = [src, tgt, " ".join(f"{s:.4g}" for s in scores), align, "10 10 3"]
-                if feature_set == "big" and t == 0:
+                if fs.sparse and t == 0:
                     sparse = [f"cbin_{int(rng.integers(1, 4))} 1"]
                     if rng.random() < 0.3:
                         sparse.append(f"tgtunal_{tgt.split()[0]} 1")
@@ -141,7 +143,7 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
                 out.write(" ||| ".join(fields) + "\n")
         phrase_tables.append(Component(f"TranslationModel{t}", name, description="synthetic"))
     reordering = []
-    if feature_set != "small":
+    if fs.reordering:
         with atomic_output(model_dir / "reordering-table.0.gz") as out:
             for src, tgt in pairs:
                 if rng.random() < 0.1:
@@ -150,7 +152,7 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
                 nxt = rng.dirichlet(np.ones(3))
                 out.write(f"{src} ||| {tgt} ||| " + " ".join(f"{v:.4g}" for v in (*prev, *nxt)) + "\n")
         reordering.append(Component("LexicalReordering0", "reordering-table.0.gz", description="synthetic"))
-    n_lm = 1 if feature_set == "small" else 2
+    n_lm = fs.language_models
     language_models = []
     for k in range(n_lm):
         sents = []
@@ -166,13 +168,23 @@ def write_toy_model(model_dir: str | os.PathLike, feature_set: str = "medium", s
         with atomic_output(model_dir / name) as out:
             out.write(estimate_arpa(sents, lm_order if k == 0 else max(2, lm_order - 1)))
         language_models.append(Component(f"LM{k}", name, order=lm_order if k == 0 else max(2, lm_order - 1)))
-    dense = [("TranslationModel0", 4), ("LM0", 1), ("WordPenalty0", 1), ("Distortion0", 1)]
-    if feature_set != "small":
-        dense += [("TranslationModel1", 4), ("LM1", 1), ("LexicalReordering0", 6)]
+    dense = fs.dense_features()
     spec = ModelSpec(
         source_lang="fx", target_lang="ex", feature_set=feature_set, max_phrase_length=3,
         dense_features=dense, phrase_tables=phrase_tables, language_models=language_models,
-        reordering=reordering, sparse_templates=["cbin", "tgtunal"] if feature_set == "big" else [],
+        reordering=reordering, sparse_templates=["cbin", "tgtunal"] if fs.sparse else [],
     )
     write_model_spec(model_dir, spec)
     return spec
+
+
+def random_source(rng: np.random.Generator, count: int, lengths: tuple[int, int] = (1, 12), vocab: int = 12) -> list[str]:
+    """``count`` input lines of toy source words ``f0 .. f{vocab-1}``, each ``rng.integers(*lengths)`` long."""
+    return [" ".join(f"f{int(x)}" for x in rng.integers(0, vocab, size=int(rng.integers(*lengths)))) for _ in range(count)]
+
+
+def start_weights(spec: ModelSpec, base: float = 0.2, word_penalty: float = -0.5) -> dict[str, float]:
+    """Dense weights for decoding a toy model: ``base`` everywhere, LM0 0.5, the word penalty negative."""
+    weights = {n: base for n in spec.dense_weight_names()}
+    weights.update({"LM0_0": 0.5, "WordPenalty0_0": word_penalty})
+    return weights

@@ -10,26 +10,8 @@ import sacrebleu
 
 from smtlib.bleu import BleuSettings, compute_stats, corpus_bleu_from_stats
 from smtlib.bleu.corpus import bleu_from_stats
-from smtlib.bleu.reference_impl import slow_stats
+from tests.bleu_reference import random_corpus, slow_stats
 from smtlib.errors import InputError
-
-
-def random_corpus(rng: np.random.Generator, n_sent: int, n_refs: int, vocab: int, max_len: int = 12):
-    words = [f"w{i}" for i in range(vocab)]
-
-    def sentence() -> str:
-        return " ".join(rng.choice(words, size=rng.integers(0, max_len)))
-
-    refs = [[sentence() or "x" for _ in range(n_sent)] for _ in range(n_refs)]
-    hyps = []
-    for s in range(n_sent):
-        if rng.random() < 0.5:  # a perturbed reference: many matches
-            tokens = refs[0][s].split()
-            keep = [t for t in tokens if rng.random() < 0.8] + list(rng.choice(words, size=rng.integers(0, 3)))
-            hyps.append(" ".join(keep))
-        else:
-            hyps.append(sentence())
-    return hyps, refs
 
 
 @pytest.mark.parametrize("n_refs", [1, 2, 4])

@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, start_weights, write_toy_model
 from smtlib.weights import write_weights
 
 
@@ -16,11 +16,10 @@ def setup(tmp_path_factory):
     d = tmp_path_factory.mktemp("decode-cli")
     spec = write_toy_model(d / "model", "medium", seed=2)
     rng = np.random.default_rng(3)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(1, 12)))) for _ in range(10)]
+    lines = random_source(rng, 10)
     lines += ["", "qq zz xx", " ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=200)), "F1 F2"]
     (d / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    weights = {n: 0.2 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    weights = start_weights(spec)
     write_weights(d / "w.txt", weights)
     return d, lines, weights
 

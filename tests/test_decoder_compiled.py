@@ -17,7 +17,7 @@ from smtlib.decoder.arpa import parse_arpa
 from smtlib.decoder.lm import build_lm, read_arpa, table_find
 from smtlib.decoder.lm_restrict import keep_mask, restrict, restriction
 from smtlib.decoder.loader import load_model
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, write_toy_model
 from smtlib.weights import read_weights, write_weights
 
 CONFIGS = {
@@ -29,7 +29,7 @@ CONFIGS = {
 
 def _input(seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 13, size=int(rng.integers(1, 14)))) for _ in range(20)]
+    lines = random_source(rng, 20, (1, 14), vocab=13)
     return lines + ["", "qq f1 zz", "F1 F2 e3 f1", " ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=40))]
 
 

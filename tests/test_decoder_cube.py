@@ -1,4 +1,4 @@
-"""The cube-pruning search against the brute force of ``test_decoder_search`` and its own limits.
+"""The cube-pruning search against the brute force of ``tests/decoder_reference.py`` and its own limits.
 
 With an unlimited stack and a pop limit larger than any cube, every cell of every cube is popped, so
 cube pruning extends every hypothesis by every option, like the unlimited stack search: its 1-best
@@ -14,26 +14,19 @@ import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import load_model
-from tests.decoder_toy import write_toy_model
-from tests.test_decoder_search import _kenlms, _sentences, _weights, brute_force
+from tests.decoder_toy import start_weights, write_toy_model
+from tests.decoder_reference import brute_force, kenlm_models, random_sentences, toy_weights
 
 pytest.importorskip("kenlm")
 
 
-@pytest.fixture(scope="module", params=["small", "medium", "big"])
-def toy(request, tmp_path_factory):
-    d = tmp_path_factory.mktemp(f"toy-cube-{request.param}")
-    write_toy_model(d, request.param, seed=7, n_words=10, n_multi=25)
-    return d
-
-
 @pytest.mark.parametrize("dl", [6, 1])
-def test_unlimited_cube_equals_brute_force(toy, dl):
-    sents = _sentences(21 + dl, 5, 4)
+def test_unlimited_cube_equals_brute_force(brute_force_toy, dl):
+    sents = random_sentences(21 + dl, 5, 4)
     sents.append(["f1", "zz", "f2", "f3"])
-    model = load_model(toy, sents)
-    kenlms = _kenlms(toy, model)
-    weights = model.read_weights(_weights(model, np.random.default_rng(dl)))
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
+    weights = model.read_weights(toy_weights(model, np.random.default_rng(dl)))
     dec = Decoder(model, weights, DecoderConfig(stack_size=0, distortion_limit=dl, table_limit=3, k=15,
                                                 nbest_factor=10_000, search="cube", pop_limit=1_000_000))
     for sid, toks in enumerate(sents):
@@ -48,11 +41,11 @@ def test_unlimited_cube_equals_brute_force(toy, dl):
 
 
 @pytest.mark.parametrize("pop_limit", [1, 3, 10])
-def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_limit):
-    sents = _sentences(5, 5, 5)
-    model = load_model(toy, sents)
-    kenlms = _kenlms(toy, model)
-    weights = model.read_weights(_weights(model))
+def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(brute_force_toy, pop_limit):
+    sents = random_sentences(5, 5, 5)
+    model = load_model(brute_force_toy, sents)
+    kenlms = kenlm_models(brute_force_toy, model)
+    weights = model.read_weights(toy_weights(model))
     exact = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=2, table_limit=2, k=5, search="cube",
                                                  pop_limit=pop_limit))
@@ -68,11 +61,11 @@ def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(toy, pop_li
             assert total <= ref[hyp] + 1e-4  # a derivation of ``hyp``, maybe not its best one
 
 
-def test_larger_pop_limit_finds_the_stack_search_optimum(toy):
+def test_larger_pop_limit_finds_the_stack_search_optimum(brute_force_toy):
     """On short sentences Moses's default pop limit (1000) reaches the unlimited stack search's optimum."""
-    sents = _sentences(9, 4, 5)
-    model = load_model(toy, sents)
-    weights = model.read_weights(_weights(model))
+    sents = random_sentences(9, 4, 5)
+    model = load_model(brute_force_toy, sents)
+    weights = model.read_weights(toy_weights(model))
     stack = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1))
     cube = Decoder(model, weights, DecoderConfig(stack_size=0, table_limit=2, k=1, search="cube"))
     for sid, toks in enumerate(sents):
@@ -91,8 +84,7 @@ def test_cli_cube_search(tmp_path, cli):
     spec = write_toy_model(tmp_path / "model", "medium", seed=2)
     from smtlib.weights import write_weights
 
-    weights = {n: 0.2 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    weights = start_weights(spec)
     write_weights(tmp_path / "w.txt", weights)
     (tmp_path / "in.txt").write_text("f1 f2 f3\n\nf4 f5 f1 f2\n", encoding="utf-8")
     args = ["decode", "--model", tmp_path / "model", "--weights", tmp_path / "w.txt", "--input", tmp_path / "in.txt",

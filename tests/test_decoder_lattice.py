@@ -8,7 +8,7 @@ import pytest
 from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import decode_file
 from smtlib.decoder.lattice import best_path, kbest_paths, read_lattices, upper_envelope
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, start_weights, write_toy_model
 from smtlib.io import read_lines
 from smtlib.weights import read_weights, write_weights
 
@@ -41,7 +41,7 @@ def decoded(request, tmp_path_factory):
     model = d / "model"
     spec = write_toy_model(model, request.param, seed=5)
     rng = np.random.default_rng(0)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 13, size=int(rng.integers(1, 10)))) for _ in range(12)]
+    lines = random_source(rng, 12, (1, 10), vocab=13)
     (d / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     weights = {n: 0.2 for n in spec.dense_weight_names()}
     weights.update({"LM0_0": 0.5, "LM1_0": 0.2, "WordPenalty0_0": -0.5, "Distortion0_0": 0.3})
@@ -132,10 +132,9 @@ def test_beam_pruned_lattice_keeps_the_kbest(tmp_path):
     model = tmp_path / "model"
     spec = write_toy_model(model, "medium", seed=9)
     rng = np.random.default_rng(1)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 13, size=int(rng.integers(3, 10)))) for _ in range(6)]
+    lines = random_source(rng, 6, (3, 10), vocab=13)
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    weights = {n: 0.2 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    weights = start_weights(spec)
     write_weights(tmp_path / "w.txt", weights)
     sizes = {}
     for beam in (0.0, 1.5):

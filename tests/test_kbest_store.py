@@ -229,7 +229,7 @@ def test_incremental_pool_on_moses_lists(shared_data, tmp_path):
 @pytest.fixture(scope="module")
 def decoded(tmp_path_factory):
     """A toy Big model (sparse features), a 14-line input with an empty line, decoded in full."""
-    from tests.decoder_toy import write_toy_model
+    from tests.decoder_toy import random_source, start_weights, write_toy_model
     from smtlib.weights import write_weights
 
     from tests.conftest import run_cli
@@ -237,11 +237,10 @@ def decoded(tmp_path_factory):
     d = tmp_path_factory.mktemp("slice")
     spec = write_toy_model(d / "model", "big", seed=4)
     rng = np.random.default_rng(5)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(1, 9)))) for _ in range(13)]
+    lines = random_source(rng, 13, (1, 9))
     lines.insert(6, "")
     (d / "full.src").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    weights = {n: 0.3 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.4})
+    weights = start_weights(spec, 0.3, word_penalty=-0.4)
     write_weights(d / "w.txt", weights)
     r = run_cli("decode", "--model", d / "model", "--weights", d / "w.txt", "--input", d / "full.src", "--k", "12",
                 "--kbest", d / "full.kbest.gz", "--output", d / "full.1best", "--lattice", d / "full.lattice.gz",

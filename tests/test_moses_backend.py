@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.moses_backend import default_moses_dir, read_moses_nbest
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, write_toy_model
 from smtlib.kbest.pool import read_pool
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import export_moses, feature_map
@@ -23,7 +23,7 @@ def toy(tmp_path_factory):
     weights = {name: float(rng.uniform(0.1, 1.0)) for name in spec.dense_weight_names()}
     weights.update({"WordPenalty0_0": -0.4, "cbin_2": 0.3})
     write_weights(d / "w.txt", weights)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(1, 8)))) for _ in range(12)]
+    lines = random_source(rng, 12, (1, 8))
     (d / "in.txt").write_text("\n".join(lines + ["f3 nope f4"]) + "\n", encoding="utf-8")
     return d, spec, weights, lines
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.decoder import DecoderConfig
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, write_toy_model
 from smtlib.errors import InputError
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import MISSING_PROBABILITY, export_moses, feature_map
@@ -197,7 +197,7 @@ def test_moses_decodes_the_export_as_we_do(tmp_path, feature_set, binary):
     model = tmp_path / "model"
     spec = write_toy_model(model, feature_set, seed=7)
     rng = np.random.default_rng(8)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(1, 10)))) for _ in range(25)]
+    lines = random_source(rng, 25, (1, 10))
     lines.append("f1 qq f2")  # an unknown word: passed through, no penalty
     weights = {name: float(rng.uniform(-0.5, 1.0)) for name in spec.dense_weight_names()}
     weights.update({"LM0_0": 0.8, "Distortion0_0": 0.3})

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.driver import decode_file
-from tests.decoder_toy import estimate_arpa, write_toy_model
+from tests.decoder_toy import estimate_arpa, random_source, write_toy_model
 from smtlib.errors import InputError
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import export_moses
@@ -25,7 +25,7 @@ def test_export_then_import_decodes_identically(tmp_path, feature_set):
     if feature_set == "big":
         weights.update({"cbin_1": 0.4, "tgtunal_e2": -0.3})
     write_weights(tmp_path / "w.txt", weights)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(1, 9)))) for _ in range(15)]
+    lines = random_source(rng, 15, (1, 9))
     (tmp_path / "in.txt").write_text("\n".join(lines + ["f2 unknown f3", ""]) + "\n", encoding="utf-8")
     ini = export_moses(tmp_path / "model", tmp_path / "moses", weights)
     summary = import_moses(ini, tmp_path / "imported")

@@ -7,19 +7,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.test_workflow import REPO, job_counts, jobs_of, snakemake, write_config
+from tests.workflow_runner import REPO, job_counts, jobs_of, snakemake, write_config
 
 QUICK = REPO / "config/simianer_quick.yaml"
-
-
-@pytest.fixture(scope="module")
-def data_dir():
-    from tests.conftest import shared_data_dir
-
-    path = shared_data_dir()
-    if path is None:
-        pytest.skip("../shared/data is not available")
-    return path
 
 
 def expected_jobs(sim: dict) -> dict[str, int]:

@@ -181,6 +181,17 @@ def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
         assert (tmp / "big-staged" / name).read_bytes() == (models["big"] / name).read_bytes(), name
     assert read_model_spec(tmp / "big-staged") == read_model_spec(models["big"])
     assert (tmp / "big-staged" / "compiled.bin").is_file()  # assemble writes the compiled model
+    # the over-fitting set is its table entry: Big with exact count bins, as --count-bins exact says
+    for args, out in ((["--feature-set", "overfit"], "overfit"), (["--feature-set", "big", "--count-bins", "exact"], "exact")):
+        done = cli("train", "assemble", "--work", work, *args, "--out", tmp / out)
+        assert done.returncode == 0, done.stderr
+    overfit = read_model_spec(tmp / "overfit")
+    assert overfit.feature_set == "overfit" and "count-bin-exact" in overfit.sparse_templates
+    assert overfit.dense_features == read_model_spec(models["big"]).dense_features
+    assert (tmp / "overfit" / "phrase-table.0.gz").read_bytes() == (tmp / "exact" / "phrase-table.0.gz").read_bytes()
+    assert b"cb_eq" in gzip.decompress((tmp / "overfit" / "phrase-table.0.gz").read_bytes())
+    done = cli("train", "assemble", "--work", work, "--feature-set", "medium", "--count-bins", "exact", "--out", tmp / "x")
+    assert done.returncode == 2 and "sparse features" in done.stderr
 
 
 def _decode_outputs(cli, model, weights, src, out) -> tuple[dict[str, bytes], str]:

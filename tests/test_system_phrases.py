@@ -12,17 +12,10 @@ import pytest
 from smtlib.errors import InputError
 from smtlib.system.align import Links, sentence_lengths, symmetrize
 from smtlib.system.build import build_phrase_tables
-from smtlib.system.extract import (
-    DISC,
-    MONO,
-    SWAP,
-    collect_pairs,
-    encode_corpus,
-    extract_occurrences,
-    mask_to_text,
-)
+from smtlib.system.extract import DISC, MONO, SWAP, mask_to_text
 from smtlib.system.reordering import orientation_priors, reordering_scores
 from smtlib.system.score import lexical_table, score_pairs, table_limit
+from tests.phrase_fixtures import extracted_pairs, pair_text
 
 
 def _links(lines, src, tgt):
@@ -31,18 +24,10 @@ def _links(lines, src, tgt):
 
 def _pairs(src, tgt, align, max_length=7):
     """{(src phrase, tgt phrase): (joint, c(f), c(e), alignment text, prev counts, next counts)}."""
-    corpus = encode_corpus(src, tgt)
-    links = _links(align, src, tgt)
-    occ = extract_occurrences(corpus, links, max_length)
-    pairs = collect_pairs(corpus, occ, max_length)
+    corpus, links, pairs = extracted_pairs(src, tgt, align, max_length)
     out = {}
     for k in range(len(pairs)):
-        s = pairs.rep_sent[k]
-        f0 = corpus.src_off[s] + pairs.rep_f_start[k]
-        e0 = corpus.tgt_off[s] + pairs.rep_e_start[k]
-        f = " ".join(corpus.src_vocab[corpus.src[f0 : f0 + pairs.rep_f_len[k]]])
-        e = " ".join(corpus.tgt_vocab[corpus.tgt[e0 : e0 + pairs.rep_e_len[k]]])
-        out[(f, e)] = (
+        out[pair_text(corpus, pairs, k)] = (
             int(pairs.joint[k]), int(pairs.src_count[k]), int(pairs.tgt_count[k]), mask_to_text(int(pairs.mask[k])),
             tuple(pairs.orient_prev[k]), tuple(pairs.orient_next[k]),
         )

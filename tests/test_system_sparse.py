@@ -7,9 +7,8 @@ import re
 
 import pytest
 
-from smtlib.system.align import Links, sentence_lengths
-from smtlib.system.extract import collect_pairs, encode_corpus, extract_occurrences
 from smtlib.system.sparse import COUNT_BIN_NAMES, escape_word, learn_vocabulary, render, sparse_features
+from tests.phrase_fixtures import extracted_pairs, pair_text
 
 SRC = ["le chat noir", "le chat", "un chien", "le le"]
 TGT = ["the black cat", "the cat", "a dog of", "the"]
@@ -17,19 +16,13 @@ ALIGN = ["0-0 1-2 2-1", "0-0 1-1", "0-0 1-1", "0-0 1-0"]
 
 
 def _features(src, tgt, align, **sizes):
-    corpus = encode_corpus(src, tgt)
-    links = Links.from_lines(align, sentence_lengths(src), sentence_lengths(tgt))
-    pairs = collect_pairs(corpus, extract_occurrences(corpus, links, 7), 7)
+    corpus, _, pairs = extracted_pairs(src, tgt, align)
     vocab = learn_vocabulary(corpus, pairs, 7, **sizes)
     offsets, codes = sparse_features(corpus, pairs, vocab)
     fields = render(codes, offsets, vocab.names)
     out = {}
     for k in range(len(pairs)):
-        s = pairs.rep_sent[k]
-        f0 = corpus.src_off[s] + pairs.rep_f_start[k]
-        e0 = corpus.tgt_off[s] + pairs.rep_e_start[k]
-        f = " ".join(corpus.src_vocab[corpus.src[f0 : f0 + pairs.rep_f_len[k]]])
-        e = " ".join(corpus.tgt_vocab[corpus.tgt[e0 : e0 + pairs.rep_e_len[k]]])
+        f, e = pair_text(corpus, pairs, k)
         items = fields[k].split()
         assert items[1::2] == ["1"] * (len(items) // 2)  # Boolean features
         out[(f, e)] = set(items[::2])

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.decoder_toy import write_toy_model
+from tests.decoder_toy import random_source, start_weights, write_toy_model
 from smtlib.weights import read_weights, write_weights
 from tests.conftest import run_cli
 
@@ -18,10 +18,9 @@ def setup(tmp_path_factory):
     d = tmp_path_factory.mktemp("tune-lattice")
     spec = write_toy_model(d / "model", "medium", seed=4)
     rng = np.random.default_rng(7)
-    lines = [" ".join(f"f{int(x)}" for x in rng.integers(0, 12, size=int(rng.integers(2, 8)))) for _ in range(10)]
+    lines = random_source(rng, 10, (2, 8))
     (d / "dev.fr").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    weights = {n: 0.2 for n in spec.dense_weight_names()}
-    weights.update({"LM0_0": 0.5, "WordPenalty0_0": -0.5})
+    weights = start_weights(spec)
     write_weights(d / "w0.txt", weights)
     return d, lines
 

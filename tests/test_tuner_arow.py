@@ -7,7 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.arow import Arow
-from tests.tuner_fixtures import init_for, separable_pool
+from tests.tuner_fixtures import init_for, noisy_separable_pool
 
 
 def reference_arow(pool, init, passes, r, seed, hope_fear=True, scale=100.0):
@@ -42,8 +42,7 @@ def reference_arow(pool, init, passes, r, seed, hope_fear=True, scale=100.0):
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("pairs", ["hope-fear", "oracle-1best"])
 def test_matches_dense_reference(sparse, pairs):
-    pool = separable_pool(n_sentences=7, per_sentence=6, seed=61, sparse=sparse)
-    pool.dense[:, 0] += np.random.default_rng(7).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=7, n_sentences=7, per_sentence=6, seed=61, sparse=sparse)
     init = init_for(pool)
     mu, sigma, avg = reference_arow(pool, init, passes=3, r=0.5, seed=4, hope_fear=pairs == "hope-fear")
     result = Arow(seed=4, passes=3, r=0.5, pairs=pairs)(pool, init)
@@ -52,11 +51,3 @@ def test_matches_dense_reference(sparse, pairs):
     assert sigma.min() > 0  # the covariance stays positive
     averaged = Arow(seed=4, passes=3, r=0.5, pairs=pairs, average=True)(pool, init)
     np.testing.assert_allclose(averaged.weights, avg, rtol=1e-10, atol=1e-12)
-
-
-def test_bad_parameter_is_an_input_error(cli, tmp_path):
-    from tests.tuner_fixtures import write_small_files
-
-    kbest, ref, init = write_small_files(tmp_path)
-    result = cli("tune", "arow", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "o.w", "--set", "pairs=all")
-    assert result.returncode == 2 and "pairs" in result.stderr

@@ -13,26 +13,18 @@ from smtlib.kbest.format import FeatureGroup
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence
 from smtlib.tuners.kbmira import KbMira, background_bleu
 from smtlib.weights import read_weights
-from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load
+from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load, per_sentence_sparse, three_sentence_pool
 from tests.tuner_fixtures import unsmoothed_bleu as bleu
+from tests.tuner_fixtures import write_case as write_shared_case
 
 
 def write_case(tmp_path, sentences, refs, sparse=False):
-    lines = []
-    for i, hyps in enumerate(sentences):
-        for j, (text, feats) in enumerate(hyps):
-            extra = f" WT_{i}_{j % 2}= 1" if sparse else ""
-            lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)}{extra} ||| 0")
-    kbest = tmp_path / "kbest.txt"
-    kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ref = tmp_path / "ref.txt"
-    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
-    return kbest, ref
+    """:func:`tests.tuner_fixtures.write_case` with sparse names that differ by sentence."""
+    return write_shared_case(tmp_path, sentences, refs, sparse=per_sentence_sparse if sparse else False)
 
 
 def separable(tmp_path, sparse=False):
-    sentences = [[(BAD[i], (0.0, 2.0)), (PARTIAL[i], (1.0, 1.0)), (GOOD[i], (2.0, 0.0))] for i in range(3)]
-    return load(*write_case(tmp_path, sentences, REFS, sparse=sparse))
+    return three_sentence_pool(tmp_path, sparse=per_sentence_sparse if sparse else False, good_step=0.0)
 
 
 def reference_kbmira(pool, init, seed, epochs=30, c=0.01, decay=0.999, scale="ref-length", initial=1.0):
@@ -151,17 +143,6 @@ def test_all_zero_features_warns(tmp_path):
     assert np.all(np.isfinite(result.weights))
 
 
-def test_deterministic_and_inputs_untouched(tmp_path):
-    pool = separable(tmp_path, sparse=True)
-    init = np.concatenate([[-1.0, 0.5], np.zeros(len(pool.sparse_names))])
-    snapshot = (pool.dense.copy(), pool.sparse.copy(), pool.stats.copy(), init.copy())
-    a = KbMira(seed=3)(pool, init)
-    b = KbMira(seed=3)(pool, init)
-    assert np.array_equal(a.weights, b.weights)
-    assert np.array_equal(pool.dense, snapshot[0]) and (pool.sparse != snapshot[1]).nnz == 0
-    assert np.array_equal(pool.stats, snapshot[2]) and np.array_equal(init, snapshot[3])
-
-
 @pytest.mark.parametrize("bad", [{"epochs": 0}, {"C": 0.0}, {"decay": 1.5}, {"bleu_scale": "x"}, {"bg_initial": 0.0}])
 def test_bad_parameters(tmp_path, bad):
     pool = separable(tmp_path)
@@ -180,5 +161,3 @@ def test_cli(tmp_path, cli):
     assert any(name.startswith("WT_") for name in weights)
     pool = load(kbest, ref)
     assert bleu(pool, pool.weight_vector(weights)) == pytest.approx(1.0)
-    bad = cli("tune", "kbmira", "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "x.w", "--set", "C=-1")
-    assert bad.returncode == 2 and not (tmp_path / "x.w").exists()

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from smtlib.tuners._losses import sentence_bleu
 from smtlib.tuners.linreg import LinearRegression
-from tests.tuner_fixtures import init_for, pool_from_arrays, separable_pool, stats_for_quality
+from tests.tuner_fixtures import init_for, noisy_separable_pool, pool_from_arrays, stats_for_quality
 
 
 def pairwise_reference(pool, lam):
@@ -30,8 +30,7 @@ def pairwise_reference(pool, lam):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_equals_weighted_all_pairs_regression(sparse):
-    pool = separable_pool(n_sentences=5, per_sentence=6, seed=71, sparse=sparse)
-    pool.dense[:, 0] += np.random.default_rng(8).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=8, n_sentences=5, per_sentence=6, seed=71, sparse=sparse)
     result = LinearRegression(seed=0, l2=0.3)(pool, init_for(pool))
     np.testing.assert_allclose(result.weights, pairwise_reference(pool, 0.3), rtol=1e-6, atol=1e-8)
     assert result.info["solver"] == ("lsqr" if sparse else "normal equations")

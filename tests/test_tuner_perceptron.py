@@ -7,7 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import oracle_mask, sentence_bleu
 from smtlib.tuners.perceptron import AveragedPerceptron
-from tests.tuner_fixtures import init_for, separable_pool
+from tests.tuner_fixtures import init_for, noisy_separable_pool, separable_pool
 
 
 def reference_perceptron(pool, init, passes, rate, seed, stop_when_separated=False):
@@ -38,8 +38,7 @@ def reference_perceptron(pool, init, passes, rate, seed, stop_when_separated=Fal
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_lazy_average_equals_explicit_average(sparse):
-    pool = separable_pool(n_sentences=7, per_sentence=6, seed=51, sparse=sparse)
-    pool.dense[:, 0] += np.random.default_rng(6).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=6, n_sentences=7, per_sentence=6, seed=51, sparse=sparse)
     init = init_for(pool)
     avg, last = reference_perceptron(pool, init, passes=4, rate=0.5, seed=2)
     np.testing.assert_allclose(AveragedPerceptron(seed=2, passes=4, rate=0.5)(pool, init).weights, avg, rtol=1e-10, atol=1e-12)

@@ -7,7 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import Features, sentence_bleu
 from smtlib.tuners.rampion import RampLoss, ramp_objective
-from tests.tuner_fixtures import init_for, separable_pool
+from tests.tuner_fixtures import init_for, noisy_separable_pool, separable_pool
 
 
 def test_objective_value():
@@ -24,8 +24,7 @@ def test_objective_value():
 
 @pytest.mark.parametrize("lam", [1.0, 100.0])
 def test_cccp_never_increases_the_objective(lam):
-    pool = separable_pool(n_sentences=8, per_sentence=10, seed=92, sparse=True)
-    pool.dense[:, 0] += np.random.default_rng(10).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=10, n_sentences=8, per_sentence=10, seed=92, sparse=True)
     result = RampLoss(seed=0, l2=lam, epsilon=1e-6)(pool, init_for(pool))
     history = result.info["objective_per_step"]
     assert len(history) >= 2

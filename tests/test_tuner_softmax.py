@@ -7,7 +7,7 @@ import pytest
 
 from smtlib.tuners._losses import Features, oracle_mask, sentence_bleu
 from smtlib.tuners.softmax import SoftmaxLoss, softmax_objective
-from tests.tuner_fixtures import degenerate_pools, init_for, separable_pool
+from tests.tuner_fixtures import degenerate_pools, init_for, noisy_separable_pool, separable_pool
 
 
 def test_gradient_matches_finite_differences():
@@ -47,8 +47,7 @@ def test_all_oracle_sentences_contribute_nothing():
 
 
 def test_objective_decreases():
-    pool = separable_pool(seed=43)
-    pool.dense[:, 0] += np.random.default_rng(5).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=5, seed=43)
     result = SoftmaxLoss(seed=0)(pool, init_for(pool))
     assert result.info["objective"] < result.info["objective_init"]
 

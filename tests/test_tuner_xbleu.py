@@ -8,7 +8,7 @@ import pytest
 from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.tuners._losses import Features, pool_bleu
 from smtlib.tuners.xbleu import ExpectedBleu, log_xbleu
-from tests.tuner_fixtures import init_for, separable_pool
+from tests.tuner_fixtures import init_for, noisy_separable_pool, separable_pool
 
 
 @pytest.mark.parametrize("scale", [1.0, 3.0])
@@ -48,8 +48,7 @@ def test_sharp_distribution_gives_the_1best_bleu():
 
 
 def test_improves_expected_bleu():
-    pool = separable_pool(seed=84)
-    pool.dense[:, 0] += np.random.default_rng(9).standard_normal(pool.n_hypotheses)
+    pool = noisy_separable_pool(noise_seed=9, seed=84)
     init = init_for(pool)
     result = ExpectedBleu(seed=0)(pool, init)
     assert result.info["xbleu"] > result.info["xbleu_init"]

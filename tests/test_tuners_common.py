@@ -80,6 +80,11 @@ CLI_SETTING: dict[str, str] = {
     "itermixsgd": "shards=2", "iterselsgd": "k=2",
 }  # fmt: skip
 
+#: per method, a ``--set`` value of the right type that its own validation rejects (exit 2, named)
+BAD_SETTING: dict[str, str] = {
+    "kbmira": "C=-1", "pro": "gamma=many", "svm": "l2=0", "cmira": "hope_bleu=bogus", "arow": "pairs=all",
+}  # fmt: skip
+
 #: methods whose pairwise sentence-BLEU ranking gains little corpus BLEU on test_scorer_data, whose
 #: hypotheses are much shorter than the references (length ratio ~0.6): checked in test_tuner_sgd
 LITTLE_CORPUS_GAIN = {"sgd", "mixsgd", "itermixsgd", "iterselsgd"}
@@ -215,10 +220,25 @@ def test_cli(method, cli, tmp_path):
     assert weights["unused_feature"] == 0.5  # features the pool lacks are written back unchanged
     data = json.loads(info.read_text(encoding="utf-8"))
     assert data["method"] == method and "pool_bleu_out" in data
-    bad = cli("tune", method, "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "bad.w",
-              "--set", "no_such_parameter=1")
-    assert bad.returncode == 2 and "no_such_parameter" in bad.stderr
-    assert not (tmp_path / "bad.w").exists()
+    for setting in ["no_such_parameter=1"] + ([BAD_SETTING[method]] if method in BAD_SETTING else []):
+        bad = cli("tune", method, "--kbest", kbest, "--refs", ref, "--init", init, "--out", tmp_path / "bad.w",
+                  "--set", setting)
+        assert bad.returncode == 2 and setting.split("=")[0] in bad.stderr, (setting, bad.stderr)
+        assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+        assert not (tmp_path / "bad.w").exists()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_hyper_parameter_typos_are_input_errors(method):
+    """The one converter (smtlib.values.convert) is strict: a value that is not of the default's type,
+    or a misspelled name, is an InputError naming the parameter, never a silent default."""
+    cls = get_tuner_class(method)
+    for name, default in cls.defaults.items():
+        if isinstance(default, (bool, int, float)):
+            with pytest.raises(InputError, match=name):
+                cls(seed=0, **{name: "bogus"})
+        with pytest.raises(InputError, match=f"{name}x"):
+            cls(seed=0, **{f"{name}x": default})
 
 
 @pytest.mark.data

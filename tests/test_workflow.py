@@ -1,6 +1,7 @@
 """The Snakemake workflow, through the `snakemake` command (never its Python API).
 
-* `snakemake --lint` is clean; the schema rejects a misspelled method or pair with a clear message.
+* `snakemake --lint` is clean; the schema and the config checks reject a misspelled method, feature
+  set, tokenizer or pair with a clear message.
 * Dry runs: the default target's job count equals the product of the configured dimensions
   (counted independently here); the tuning loop's input functions (prev_weights, kbest_pool) and
   their base cases, read back from the dry run's job listing.
@@ -19,73 +20,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 import yaml
 
-REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
-BIN = os.path.dirname(sys.executable)
-
-
-def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen=False):
-    """Run `snakemake -s REPO/Snakefile -d WORKDIR ARGS` (with data_dir when given)."""
-    cmd = [os.path.join(BIN, "snakemake"), "-s", str(SNAKEFILE), "-d", str(workdir)]
-    if configfile is not None:
-        cmd += ["--configfile", str(configfile)]
-    cmd += list(args)
-    if data_dir is not None:
-        cmd += ["--config", f"data_dir={data_dir}"]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
-    if popen:
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                start_new_session=True)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def job_counts(output: str) -> dict[str, int]:
-    """The `Job stats` table of a dry run: rule -> count."""
-    counts = {}
-    block = output.split("Job stats:", 1)[1]
-    for line in block.splitlines()[3:]:
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if not m:
-            break
-        counts[m.group(1)] = int(m.group(2))
-    return counts
-
-
-def jobs_of(output: str, rule: str) -> list[dict[str, str]]:
-    """The jobs of ``rule`` in a dry run's listing, each as {field: value} (input, output, ...)."""
-    jobs = []
-    for block in re.split(r"\n(?=rule \w+:)", output):
-        if not block.startswith(f"rule {rule}:"):
-            continue
-        fields = {}
-        for line in block.splitlines()[1:]:
-            m = re.match(r"^\s{4}(\w+): (.*)$", line)
-            if m:
-                fields[m.group(1)] = m.group(2)
-        jobs.append(fields)
-    return jobs
-
-
-def write_config(path, data):
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def data_dir():
-    from tests.conftest import shared_data_dir
-
-    path = shared_data_dir()
-    if path is None:
-        pytest.skip("../shared/data is not available")
-    return path
-
+from tests.workflow_runner import BIN, REPO, SNAKEFILE, job_counts, jobs_of, snakemake, write_config
 
 # ------------------------------------------------------------------ static checks
 def test_lint_is_clean(tmp_path, data_dir):
@@ -106,11 +46,16 @@ def test_snakefmt_check_passes():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_schema_rejects_a_misspelled_method(tmp_path):
-    cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"]})
+def test_config_rejects_a_misspelled_method_feature_set_or_tokenizer(tmp_path):
+    """Checked against their owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu), not copies."""
+    cfg = write_config(tmp_path / "bad.yaml", {"methods": ["kbmira", "kbmria"], "feature_sets": ["small", "medum"],
+                                               "bleu": {"tokenize": "13b", "lowercase": True}})
     r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
     assert r.returncode != 0
-    assert "'kbmria' is not one of" in r.stdout + r.stderr
+    assert "'kbmria' is not a registered tuner (did you mean 'kbmira'?)" in r.stdout + r.stderr
+    assert "'medum' is not a feature set (did you mean 'medium'?)" in r.stdout + r.stderr
+    assert "'13b' is not a sacrebleu tokenizer (did you mean '13a'?)" in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
 
 
 def test_schema_rejects_a_misspelled_pair_and_unknown_keys(tmp_path):

@@ -36,16 +36,27 @@ PARTIAL = ["the cat sat on a mat", "a dog ran in a park", "we like tea very much
 BAD = ["mat the on today cat", "park big the dog", "much very tea green"]
 
 
+def _shared_sparse(i: int, j: int) -> str:
+    return f"WT_{j}"
+
+
+def per_sentence_sparse(i: int, j: int) -> str:
+    """Sparse names for :func:`write_case` that differ by sentence: ``WT_i_(j mod 2)``."""
+    return f"WT_{i}_{j % 2}"
+
+
 def write_case(tmp_path, sentences, refs, sparse=False):
     """A k-best file (features ``F= ...``) and a reference file.
 
-    ``sentences`` = [[(text, features), ...], ...]; with ``sparse`` the j-th hypothesis of every
-    sentence also has the sparse feature ``WT_j`` = 1.
+    ``sentences`` = [[(text, features), ...], ...]; with ``sparse`` the j-th hypothesis of sentence
+    i also has a sparse feature = 1: ``WT_j``, or ``sparse(i, j)`` when ``sparse`` is a function
+    (e.g. :func:`per_sentence_sparse`).
     """
+    name = sparse if callable(sparse) else _shared_sparse
     lines = []
     for i, hyps in enumerate(sentences):
         for j, (text, feats) in enumerate(hyps):
-            extra = f" WT_{j}= 1" if sparse else ""
+            extra = f" {name(i, j)}= 1" if sparse else ""
             lines.append(f"{i} ||| {text} ||| F= {' '.join(repr(float(v)) for v in feats)}{extra} ||| 0")
     kbest = tmp_path / "kbest.txt"
     kbest.write_text("\n".join(lines) + "\n", encoding="utf-8")

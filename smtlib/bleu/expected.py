@@ -1,7 +1,8 @@
 """Expected BLEU statistics over a k-best distribution (minimum risk, xBLEU).
 
 With p(e|f) proportional to exp(scale * w·h(e)) over each sentence's hypotheses, the expected
-statistics row of a sentence is sum_e p(e|f) stats(e). Summed over sentences and scored with
+statistics row of a sentence is sum_e p(e|f) stats(e): ``segment_sum(probs[:, None] * stats, offsets)``
+with ``probs = segment_softmax(scale * scores, offsets)``. Summed over sentences and scored with
 :func:`smtlib.bleu.corpus.log_bleu_and_gradient` this is the xBLEU objective of Rosti et al. (2010)
 and Neubig & Watanabe (2016, §5.3 and Appendix A); averaged sentence-level expected BLEU is the
 minimum-risk objective of Smith & Eisner (2006) as used by Cherry & Foster (2012, §2.4).
@@ -37,14 +38,3 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty], axis=0)
     return out
 
-
-def expected_stats(stats: np.ndarray, model_scores: np.ndarray, offsets: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Expected statistics per sentence and the hypothesis probabilities.
-
-    Returns
-    -------
-    expected : (S, STATS_WIDTH) array
-    probs : (N,) array, p(e|f) of every hypothesis
-    """
-    probs = segment_softmax(scale * np.asarray(model_scores, dtype=np.float64), offsets)
-    return segment_sum(probs[:, None] * stats, offsets), probs

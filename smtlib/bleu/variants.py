@@ -70,11 +70,6 @@ class SentenceBleu(abc.ABC):
         params = ",".join(f"{k}={format_parameter(v)}" for k, v in self.params.items() if k != "effective_order")
         return self.name + (f"[{params}]" if params else "")
 
-    def signature(self) -> str:
-        """``name[param=value,...]`` with every parameter, so that different settings never print the same text."""
-        params = ",".join(f"{k}={format_parameter(v)}" for k, v in self.params.items())
-        return self.name + (f"[{params}]" if params else "")
-
 
 class SacrebleuSentence(SentenceBleu):
     """sacrebleu's ``BLEU.compute_bleu`` vectorized, as ``sentence_bleu`` calls it.
@@ -240,9 +235,6 @@ class PseudoDocument(SentenceBleu):
         super().__init__(**params)
         if self.params["scale"] not in ("none", "ref-length"):
             raise InputError("pseudo-doc scale must be 'none' or 'ref-length'")
-        self.background = np.full(STATS_WIDTH, float(self.params["initial"]))
-
-    def reset(self) -> None:
         self.background = np.full(STATS_WIDTH, float(self.params["initial"]))
 
     def update(self, chosen: np.ndarray) -> None:

@@ -19,9 +19,10 @@ Stage by stage (what a workflow runs; every stage reads and writes fixed names i
     smtlib train export-moses --model DIR --out DIR/moses [--weights W]
     smtlib train import-moses --ini moses.ini --out DIR [--copy]
 
-Feature sets (Cherry & Foster 2012, §4.2): small = TM0 (4) + LM0 + word penalty + distortion (7);
-medium = small + TM1 (4) + LM1 + lexicalized reordering (6) = 18; big = medium + the sparse
-templates tgt-unal, count-bin, word-pair, length-bin. Where TM1 and LM1 come from: see
+Feature sets (Cherry & Foster 2012, §4.2; the table of ``smtlib/system/feature_sets.py``): small =
+TM0 (4) + LM0 + word penalty + distortion (7); medium = small + TM1 (4) + LM1 + lexicalized
+reordering (6) = 18; big = medium + the sparse templates tgt-unal, count-bin, word-pair,
+length-bin; overfit = big with one count feature per joint count (§5.1). Where TM1 and LM1 come from: see
 ``smtlib/system/build.py`` (TM1: union symmetrization of the same alignments; LM1: a bigram of the
 target side, or --lm1-text). ``assemble`` (and so ``build``) also writes DIR/compiled.bin, the
 binary form the decoder memory-maps instead of reading the text tables (``smtlib.decoder.compiled``);
@@ -36,6 +37,14 @@ import json
 import sys
 
 from smtlib.errors import InputError
+from smtlib.system.feature_sets import FEATURE_SETS
+
+
+def _feature_set_help() -> str:
+    """``small (7 features), medium (18), ...`` from the feature-set table."""
+    return ", ".join(f"{fs.name} ({sum(n for _, n in fs.dense_features())}"
+                     f"{' + sparse' + (', exact count bins' if fs.count_bins == 'exact' else '') if fs.sparse else ''})"
+                     for fs in FEATURE_SETS.values())
 
 
 _SYM_HELP = "grow-diag-final-and (alias diag-and), grow-diag-final, grow-diag (alias diag), union, intersect"
@@ -97,8 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = stages.add_parser("build", help="run every stage and write a model directory",
                           description="Run every stage and write the model directory --out.")
     _add_corpus_options(p)
-    p.add_argument("--feature-set", choices=("small", "medium", "big"), default="medium",
-                   help="small (7 features), medium (18), big (18 + sparse) (default: medium)")
+    p.add_argument("--feature-set", choices=tuple(FEATURE_SETS), default="medium",
+                   help=f"{_feature_set_help()} (default: medium)")
     p.add_argument("--out", required=True, help="model directory to write (model.yaml, tables, LMs)")
     p.add_argument("--work", help="work directory for intermediate files (default: OUT/work)")
     p.add_argument("--lm-order", type=_positive, default=4, help="order of LM0 (default: 4)")
@@ -149,10 +158,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
                                       "DIR/compiled.bin.")
     p.add_argument("--work", required=True, help="work directory with the stages' outputs")
-    p.add_argument("--feature-set", choices=("small", "medium", "big"), required=True, help="feature set")
-    p.add_argument("--count-bins", choices=("paper", "exact"), default="paper",
-                   help="big: the 11 count bins of Table 3 (paper) or one feature per joint count, the "
-                        "over-fitting set of Cherry & Foster 2012 §5.1 (exact)")
+    p.add_argument("--feature-set", choices=tuple(FEATURE_SETS), required=True, help=_feature_set_help())
+    p.add_argument("--count-bins", choices=("paper", "exact"),
+                   help="sparse sets: the 11 count bins of Table 3 (paper) or one feature per joint count, the "
+                        "over-fitting set of Cherry & Foster 2012 §5.1 (exact) (default: the feature set's)")
     p.add_argument("--out", required=True, help="model directory to write")
 
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",

@@ -10,7 +10,7 @@ noted where it is implemented):
 * **Phrase scores** are the natural logs of the four probabilities, floored at -100 as Moses's
   ``FloorScore`` does for a zero probability.
 * **Several phrase tables** are merged by phrase pair: a pair present in some tables gets, for each
-  table that lacks it, log probability ``ln(1e-7)`` (:data:`smtlib.decoder.phrases.MISSING_LOGPROB`) for all four scores.
+  table that lacks it, log probability ``ln(1e-7)`` (:data:`smtlib.system.modeldir.MISSING_LOGPROB`) for all four scores.
   Moses's ``PhraseDictionaryGroup`` does the same with a floor of -100; a milder floor keeps pairs
   of one table usable when the other (e.g. a forced-alignment table, Wuebker et al. 2010) lacks
   them, and the tuned weights decide how much the missing score costs.

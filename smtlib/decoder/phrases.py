@@ -33,9 +33,8 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.io import open_text
-from smtlib.system.modeldir import ModelSpec, component_path
+from smtlib.system.modeldir import MISSING_LOGPROB, ModelSpec, component_path
 
-MISSING_LOGPROB = math.log(1e-7)
 FLOOR_LOGPROB = -100.0
 _SEP = " ||| "
 
@@ -306,7 +305,7 @@ def read_phrase_tables(spec: ModelSpec, model_dir: str | os.PathLike, needed: se
     InputError
         On a missing file or a malformed line.
     """
-    merger = _Merger(len(spec.phrase_tables), spec.feature_set == "big", needed)
+    merger = _Merger(len(spec.phrase_tables), spec.sparse, needed)
     for t, comp in enumerate(spec.phrase_tables):
         merger.read(t, component_path(model_dir, comp))
     # group by source phrase, keeping the reading order within a source

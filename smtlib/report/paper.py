@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from smtlib.errors import InputError
 from smtlib.io import open_text
+from smtlib.system.feature_sets import FEATURE_SETS
 
 PAPER_TSV = "cherry_foster_2012.tsv"
-FEATURE_SETS = ("small", "medium", "big")
 BASELINE = ("kb-mert", "medium")
 
 
@@ -68,8 +68,7 @@ def read_our_table(path: str | os.PathLike) -> dict[tuple[str, str], Cell]:
         for lineno, row in enumerate(reader, start=2):
             if len(row) != len(header):
                 raise InputError(f"{len(row)} fields where the header has {len(header)}", path, lineno)
-            for fs in FEATURE_SETS:
-                title = fs.capitalize()
+            for fs, title in ((fs.name, fs.title) for fs in FEATURE_SETS.values()):
                 if f"{title} Test" not in header:
                     continue
                 value = {col: row[header.index(f"{title} {col}")] for col in ("Tune", "Test", "SD")}

@@ -63,7 +63,8 @@ from smtlib.system import align as align_mod
 from smtlib.system import corpus as corpus_mod
 from smtlib.system.extract import collect_pairs, encode_corpus, extract_occurrences, mask_to_text
 from smtlib.system.lm import NGramLM
-from smtlib.system.modeldir import FEATURE_SETS, Component, ModelSpec, write_model_spec
+from smtlib.system.feature_sets import feature_set as lookup_feature_set
+from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
 from smtlib.system.moses_export import default_weights, phrase_table_chunks, reordering_table_chunks
 from smtlib.system.reordering import orientation_priors, reordering_scores
 from smtlib.system.score import lexical_table, score_pairs, table_limit
@@ -373,36 +374,38 @@ def _link_or_copy(src: pathlib.Path, dest: pathlib.Path) -> None:
 
 
 def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_set: str,
-                   count_bins: str = "paper") -> ModelSpec:
+                   count_bins: str | None = None) -> ModelSpec:
     """Collect the components of ``feature_set`` from WORK into the model directory ``out``.
 
-    ``count_bins="exact"`` (big only) writes TranslationModel0's table with one count feature per
-    joint count instead of the 11 bins: the over-fitting set of Cherry & Foster (2012), §5.1
-    (:func:`smtlib.system.sparse.exact_count_table`).
+    What each set collects is its entry in :data:`smtlib.system.feature_sets.FEATURE_SETS`.
+    ``count_bins`` overrides the set's: ``"exact"`` (sparse sets only) writes TranslationModel0's
+    table with one count feature per joint count instead of the 11 bins: the over-fitting set of
+    Cherry & Foster (2012), §5.1 (:func:`smtlib.system.sparse.exact_count_table`).
     """
-    if feature_set not in FEATURE_SETS:
-        raise InputError(f"unknown feature set {feature_set!r} (expected one of {FEATURE_SETS})")
+    fs = lookup_feature_set(feature_set)
+    count_bins = fs.count_bins if count_bins is None else count_bins
     if count_bins not in ("paper", "exact"):
         raise InputError(f"count_bins must be 'paper' or 'exact', got {count_bins!r}")
-    if count_bins == "exact" and feature_set != "big":
-        raise InputError("exact count bins (the over-fitting set) need --feature-set big")
+    if count_bins == "exact" and not fs.sparse:
+        raise InputError(f"exact count bins (the over-fitting set) need a feature set with sparse features, "
+                         f"not {feature_set}")
     work, out = pathlib.Path(work), pathlib.Path(out)
     prep = _read_json(work / "prepare.json", "prepare")
     align_info = _read_json(work / "align.json", "align") if (work / "align.json").is_file() else {}
-    n_tm, n_lm = (1, 1) if feature_set == "small" else (2, 2)
+    n_tm, n_lm = fs.translation_models, fs.language_models
     tms, lms, rts = [], [], []
     max_len = 7
     for k in range(n_tm):
         p = _read_json(work / f"phrases.{k}.json", f"phrases --index {k}")
-        if feature_set == "big" and k == 0 and not p.get("sparse"):
-            raise InputError("the big feature set needs phrase-table.0 built with --sparse", work / "phrases.0.json")
+        if fs.sparse and k == 0 and not p.get("sparse"):
+            raise InputError(f"the {feature_set} feature set needs phrase-table.0 built with --sparse", work / "phrases.0.json")
         max_len = max(max_len, p["max_phrase_length"]) if k else p["max_phrase_length"]
         desc = (f"phrases up to {p['max_phrase_length']} words from eflomal (seed {align_info.get('seed', '?')}) "
                 f"alignments symmetrized with {p['symmetrization']}; {p['pairs_written']} pairs "
                 f"(table limit {p['table_limit'] or 'none'}); scores p(f|e) lex(f|e) p(e|f) lex(e|f)")
         if k == 1:
             desc += "; a second alignment of the same corpus, standing in for the forced-alignment TM of Cherry & Foster 2012 §4.2"
-        if feature_set == "big" and k == 0:
+        if fs.sparse and k == 0:
             desc += "; sixth field: sparse features " + ", ".join(TEMPLATES)
             if count_bins == "exact":
                 desc += " (count-bin: one feature per joint count, the over-fitting set of Cherry & Foster 2012 §5.1)"
@@ -411,21 +414,19 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
         info = _read_json(work / f"lm.{k}.json", f"lm --index {k}")
         desc = f"{info['order']}-gram interpolated modified Kneser-Ney LM of the {info['text']} ({info['tokens']} tokens)"
         lms.append(Component(f"LM{k}", f"lm.{k}.arpa.gz", info["order"], desc))
-    if feature_set != "small":
+    if fs.reordering:
         p0 = _read_json(work / "phrases.0.json", "phrases --index 0")
         if not p0.get("reordering"):
-            raise InputError("medium/big need reordering-table.0: run 'smtlib train reordering --index 0'", work)
+            raise InputError(f"the {feature_set} feature set needs reordering-table.0: run 'smtlib train reordering --index 0'", work)
         rts.append(Component("LexicalReordering0", "reordering-table.0.gz", None,
                              "msd-bidirectional-fe (word-based orientations), Moses smoothing 0.5, pairs of TranslationModel0"))
-    dense = [("TranslationModel0", 4), ("LM0", 1), ("WordPenalty0", 1), ("Distortion0", 1)]
-    if feature_set != "small":
-        dense += [("TranslationModel1", 4), ("LM1", 1), ("LexicalReordering0", 6)]
+    dense = fs.dense_features()
     spec = ModelSpec(
         source_lang=prep["src_lang"], target_lang=prep["tgt_lang"], feature_set=feature_set,
         lowercase=bool(prep["lowercase"]), tokenized_input=not prep["tokenizer"], max_phrase_length=max_len,
         dense_features=dense, phrase_tables=tms, language_models=lms, reordering=rts,
         sparse_templates=([t if t != "count-bin" or count_bins == "paper" else "count-bin-exact" for t in TEMPLATES]
-                          if feature_set == "big" else []), tokenizer=prep["tokenizer"],
+                          if fs.sparse else []), tokenizer=prep["tokenizer"],
     )
     out.mkdir(parents=True, exist_ok=True)
     for comp in tms + lms + rts:
@@ -480,11 +481,9 @@ def build(
     ``compile_model`` (``smtlib.decoder.compiled.compile_model``, passed in by the command so that
     this layer does not import the decoder) is run on the model directory as a last stage.
     """
-    if options.feature_set not in FEATURE_SETS:
-        raise InputError(f"unknown feature set {options.feature_set!r} (expected one of {FEATURE_SETS})")
+    fs = lookup_feature_set(options.feature_set)
     out = pathlib.Path(out)
     work = pathlib.Path(work) if work is not None else out / "work"
-    medium = options.feature_set != "small"
     tm1_sym = align_mod.canonical_symmetrization(options.tm1_symmetrization)
     report: dict = {"options": dataclasses.asdict(options), "stages": {}}
 
@@ -504,19 +503,19 @@ def build(
     timed("prepare", stage_prepare, src, tgt, work, src_lang=options.src_lang, tgt_lang=options.tgt_lang,
           tokenize=options.tokenize, lowercase=options.lowercase, max_length=options.max_length,
           max_ratio=options.max_ratio)
-    syms = (DEFAULT_TM0_SYMMETRIZATION, tm1_sym) if medium else (DEFAULT_TM0_SYMMETRIZATION,)
+    syms = (DEFAULT_TM0_SYMMETRIZATION, tm1_sym)[:fs.translation_models]
     timed("align", stage_align, work, symmetrizations=syms, seed=options.seed, threads=options.threads)
     sub: dict = {}
-    timed("phrases0+reordering" if medium else "phrases0", stage_phrases, work, index=0,
-          symmetrization=DEFAULT_TM0_SYMMETRIZATION, sparse=options.feature_set == "big", reordering=medium,
+    first = "phrases0+reordering" if fs.reordering else "phrases0"
+    timed(first, stage_phrases, work, index=0, symmetrization=syms[0], sparse=fs.sparse, reordering=fs.reordering,
           max_length=options.max_phrase_length, limit=options.table_limit, timings=sub)
-    report["stages"]["phrases0+reordering" if medium else "phrases0"]["parts"] = {k: round(v, 3) for k, v in sub.items()}
-    if medium:
-        timed("phrases1", stage_phrases, work, index=1, symmetrization=tm1_sym,
+    report["stages"][first]["parts"] = {k: round(v, 3) for k, v in sub.items()}
+    for k in range(1, fs.translation_models):
+        timed(f"phrases{k}", stage_phrases, work, index=k, symmetrization=syms[k],
               max_length=options.max_phrase_length, limit=options.table_limit)
-    timed("lm0", stage_lm, work, index=0, order=options.lm_order)
-    if medium:
-        timed("lm1", stage_lm, work, index=1, order=options.lm1_order, text=options.lm1_text)
+    for k in range(fs.language_models):
+        timed(f"lm{k}", stage_lm, work, index=k, order=options.lm1_order if k else options.lm_order,
+              text=options.lm1_text if k else None)
     spec = timed("assemble", lambda: stage_assemble(work, out, feature_set=options.feature_set).to_dict())
     report["stages"]["assemble"]["result"] = {"model": os.fspath(out), "dense": spec["dense_features"]}
     if compile_model is not None:

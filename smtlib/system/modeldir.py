@@ -16,7 +16,8 @@ Phrase-table lines are Moses's text format with an optional sixth field of spars
 The four scores are probabilities (the decoder takes their natural log, as Moses does). The
 alignment field lists ``src-tgt`` index pairs within the phrase. The counts field holds the
 target-phrase count, the source-phrase count and the joint count, as Moses's ``consolidate`` writes
-them. The sixth field, present only in a ``big`` model, holds the Boolean sparse features of the
+them. The sixth field, present only when the feature set is sparse
+(``big``, ``overfit``), holds the Boolean sparse features of the
 phrase pair (Cherry & Foster 2012, Table 3); each name contains ``_`` so that n-best readers treat it
 as sparse (Moses's rule).
 
@@ -31,23 +32,26 @@ made from and the format version: when a component has changed (or ``model.yaml`
 components), the decoder says so in one line and reads the text tables. The text files stay the
 reference; the byte layout is documented in :mod:`smtlib.decoder.compiled`.
 
-Dense feature names and value counts follow Moses: ``TranslationModel0`` (4), ``LM0`` (1),
-``WordPenalty0`` (1), ``Distortion0`` (1) for ``small``; plus ``TranslationModel1`` (4), ``LM1`` (1),
-``LexicalReordering0`` (6) for ``medium``; ``big`` adds the sparse features.
+Dense feature names and value counts follow Moses; which components and features each feature set
+has is the table of :mod:`smtlib.system.feature_sets`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pathlib
 
 import yaml
 
 from smtlib.errors import InputError
+from smtlib.system.feature_sets import feature_set
 
 FORMAT = "smtlib-phrase-model/1"
-FEATURE_SETS = ("small", "medium", "big")
+#: each of the four log scores of a table that lacks a pair another table of the model has
+#: (probability 1e-7): the decoder's merge and the Moses export/import share it
+MISSING_LOGPROB = math.log(1e-7)
 
 
 @dataclasses.dataclass
@@ -69,7 +73,7 @@ class ModelSpec:
     source_lang, target_lang
         Language codes of the pair the model translates (e.g. ``fr`` -> ``en``).
     feature_set
-        ``small``, ``medium`` or ``big`` (Cherry & Foster 2012, §4.2).
+        A name of :data:`smtlib.system.feature_sets.FEATURE_SETS` (Cherry & Foster 2012, §4.2).
     lowercase
         Whether the training text was lowercased (the decoder lowercases its input likewise).
     tokenized_input
@@ -81,7 +85,7 @@ class ModelSpec:
     phrase_tables, language_models, reordering
         The components; ``reordering`` is empty for ``small``.
     sparse_templates
-        Names of the sparse templates whose features the phrase tables carry (``big`` only).
+        Names of the sparse templates whose features the phrase tables carry (sparse feature sets only).
     tokenizer
         How raw input becomes model input: ``""`` when the training text was used as given
         (``tokenized_input`` is then true), ``"sacremoses"`` when ``smtlib train`` tokenized it with
@@ -106,6 +110,11 @@ class ModelSpec:
         """``NAME_k`` for every value of every dense feature, in k-best order."""
         return [f"{name}_{k}" for name, count in self.dense_features for k in range(count)]
 
+    @property
+    def sparse(self) -> bool:
+        """Whether TranslationModel0's table carries the sparse field (its feature set says so)."""
+        return feature_set(self.feature_set).sparse
+
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
         data["dense_features"] = [[name, count] for name, count in self.dense_features]
@@ -124,8 +133,7 @@ class ModelSpec:
             spec = cls(**data)
         except (TypeError, ValueError) as exc:
             raise InputError(f"malformed model description: {exc}", path) from None
-        if spec.feature_set not in FEATURE_SETS:
-            raise InputError(f"unknown feature set {spec.feature_set!r} (expected one of {FEATURE_SETS})", path)
+        feature_set(spec.feature_set, path)
         return spec
 
 

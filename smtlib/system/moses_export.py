@@ -7,7 +7,7 @@ are used by ``smtlib train`` to write a model directory's Moses-format tables
 (:mod:`smtlib.decoder.model`) does:
 
 * **One merged phrase table.** Our decoder merges its phrase tables by phrase pair, a pair missing
-  from a table getting probability ``1e-7`` (:data:`~smtlib.decoder.phrases.MISSING_LOGPROB`) for all
+  from a table getting probability ``1e-7`` (:data:`~smtlib.system.modeldir.MISSING_LOGPROB`) for all
   four of that table's scores, and applies the table limit to the merged options. Moses given the
   tables as separate decoding paths (``[mapping] 0 T 0 / 1 T 1``) scores each option with one table
   only, so the export writes one ``PhraseDictionaryMemory`` named ``TranslationModel0`` with ``4 * T``
@@ -45,10 +45,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, write_lines
-from smtlib.system.modeldir import ModelSpec, component_path, read_model_spec
+from smtlib.system.modeldir import MISSING_LOGPROB, ModelSpec, component_path, read_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesIni, parse_feature_line
 from smtlib.weights import format_value
 
@@ -230,7 +229,7 @@ def merged_table_chunks(paths: Sequence[pathlib.Path], keep_sparse: bool, presor
 def write_merged_table(model_dir: str | os.PathLike, spec: ModelSpec, out_path: str | os.PathLike) -> dict:
     """Write the merged phrase table of a model to ``out_path`` (.gz to compress); returns its sizes."""
     paths = [component_path(model_dir, c) for c in spec.phrase_tables]
-    keep_sparse = spec.feature_set == "big"
+    keep_sparse = spec.sparse
     stats: dict = {}
     try:
         write_lines(out_path, merged_table_chunks(paths, keep_sparse, stats=stats))
@@ -265,7 +264,7 @@ def export_ini(spec: ModelSpec, paths: Mapping[str, str], weights: Mapping[str, 
 def feature_map(spec: ModelSpec, ini: MosesIni) -> FeatureMap:
     """The :class:`FeatureMap` between ``ini`` and the model described by ``spec``."""
     return FeatureMap.build(list(spec.dense_features), [c.name for c in spec.phrase_tables], ini,
-                            sparse=spec.feature_set == "big")
+                            sparse=spec.sparse)
 
 
 def export_moses(

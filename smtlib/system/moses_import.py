@@ -44,10 +44,10 @@ import re
 import shutil
 from collections.abc import Iterator
 
-from smtlib.decoder.phrases import MISSING_LOGPROB
 from smtlib.errors import InputError
 from smtlib.io import open_text, write_lines
-from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
+from smtlib.system.feature_sets import describe as describe_feature_set
+from smtlib.system.modeldir import MISSING_LOGPROB, Component, ModelSpec, write_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesFeature, MosesIni
 from smtlib.weights import write_weights
 
@@ -235,7 +235,7 @@ def import_moses(ini_path: str | os.PathLike, out_dir: str | os.PathLike, *, cop
         dense += [(f"TranslationModel{k}", 4)] if f"TranslationModel{k}" in tm_names else []
         dense += [(f"LM{k}", 1)] if f"LM{k}" in lm_names else []
     dense += [(f.name, 6) for f in reordering]
-    feature_set = "big" if sparse else ("medium" if len(dense) > 4 else "small")
+    feature_set = describe_feature_set(len(phrase_tables), len(language_models), bool(reordering), sparse)
     spec = ModelSpec(source_lang=source_lang, target_lang=target_lang, feature_set=feature_set, lowercase=lowercase,
                      tokenized_input=True, max_phrase_length=max(longest, 1), dense_features=dense,
                      phrase_tables=phrase_tables, language_models=language_models, reordering=reorder,

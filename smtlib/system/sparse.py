@@ -25,8 +25,9 @@ the count bin template modified to distinguish each joint count observed in the 
 is ``cb_eqN`` for its joint count N (one feature per distinct count) instead of its bin. Every joint
 count gets its feature, not only those of pairs the tuning set can use: the features that the
 tuning set never fires are never tuned (weight 0) and so are the same as no feature, on the tuning set
-and on the test sets. ``smtlib train assemble --feature-set big --count-bins exact`` builds such a
-model; the workflow calls it the ``overfit`` feature set.
+and on the test sets. ``smtlib train assemble --feature-set overfit`` (the ``overfit`` entry of
+:mod:`smtlib.system.feature_sets`; ``--feature-set big --count-bins exact`` writes the same tables)
+builds such a model.
 
 Names: every name contains ``_`` (Moses's rule that tells sparse from dense features). Words inside
 names are escaped so that a name is one whitespace-free token that is safe in n-best lines, weights

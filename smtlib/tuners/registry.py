@@ -1,8 +1,9 @@
 """Tuner registry: method name -> where its class lives, what it reads, its one-line summary.
 
-A new tuner is one module plus one entry here. The registry is the one owner of these facts (the
-workflow's method constraints, ``smtlib tune --list`` and the config schema's check read them from
-here), and nothing in it imports an optimizer: listing methods stays fast.
+A new tuner is one module plus one entry here. The registry is the one owner of these facts
+(``smtlib tune --list``, the workflow's method constraints and its config check in
+``rules/common.smk`` read them from here), and nothing in it imports an optimizer: listing methods
+stays fast.
 """
 
 from __future__ import annotations

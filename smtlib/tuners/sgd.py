@@ -226,7 +226,7 @@ class _Prepared:
         if bleu_name == "pseudo-doc":
             raise InputError("sentence_bleu=pseudo-doc needs a running background; choose a sentence-level variant")
         variant = get_variant(bleu_name)
-        self.bleu_signature = variant.signature()
+        self.bleu_signature = variant.smooth_field()  # the variant as the one BLEU signature writes it
         bleu = np.asarray(variant.score(pool.stats), dtype=np.float64)
         if not np.all(np.isfinite(bleu)):
             raise InputError(f"sentence BLEU ({bleu_name}) is not finite for some hypotheses")

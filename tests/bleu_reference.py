@@ -1,6 +1,7 @@
-"""A slow, obviously correct BLEU statistics extractor, for testing the fast one.
+"""A slow, obviously correct BLEU statistics extractor, for testing the fast one, and random corpora.
 
-It follows Papineni et al. (2002) literally with Python Counters, one hypothesis at a time.
+:func:`slow_stats` follows Papineni et al. (2002) literally with Python Counters, one hypothesis at
+a time; :func:`random_corpus` makes hypotheses and references with many and with few matches.
 """
 
 from __future__ import annotations
@@ -39,3 +40,22 @@ def slow_stats(hypothesis: str, references: Sequence[str], settings: BleuSetting
         matches.append(sum(min(c, max_ref[g]) for g, c in hyp_counts.items()))
         totals.append(sum(hyp_counts.values()))
     return np.array(row + matches + totals, dtype=np.float64)
+
+
+def random_corpus(rng: np.random.Generator, n_sent: int, n_refs: int, vocab: int, max_len: int = 12):
+    """``n_sent`` hypotheses (half of them perturbed first references) and ``n_refs`` reference sets."""
+    words = [f"w{i}" for i in range(vocab)]
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words, size=rng.integers(0, max_len)))
+
+    refs = [[sentence() or "x" for _ in range(n_sent)] for _ in range(n_refs)]
+    hyps = []
+    for s in range(n_sent):
+        if rng.random() < 0.5:  # a perturbed reference: many matches
+            tokens = refs[0][s].split()
+            keep = [t for t in tokens if rng.random() < 0.8] + list(rng.choice(words, size=rng.integers(0, 3)))
+            hyps.append(" ".join(keep))
+        else:
+            hyps.append(sentence())
+    return hyps, refs
