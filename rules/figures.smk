@@ -1,5 +1,5 @@
 # Stage 7: learning curves of every run, Figure 1 (regularization sweep) and the PRO-vs-MERT
-# synthetic figure (Hopkins & May 2011 §4.2, benchmarks/synthetic_pro_mert.py).
+# synthetic figure (Hopkins & May 2011 §4.2, smtlib.report.pro_mert).
 
 
 rule curves:
@@ -40,8 +40,6 @@ rule figure1:
 
 
 rule pro_mert:
-    input:
-        script=PRO_MERT_SCRIPT,
     output:
         tsv="results/figures/pro_mert.tsv",
         png=report(
@@ -53,7 +51,6 @@ rule pro_mert:
         dims=" ".join(map(str, config["pro_mert"]["dims"])),
         reps=config["pro_mert"]["reps"],
         methods=" ".join(config["pro_mert"]["methods"]),
-        prefix=prefix_of,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -61,5 +58,5 @@ rule pro_mert:
     benchmark:
         "results/benchmarks/figures/pro_mert.tsv"
     shell:
-        "python {input.script} --dims {params.dims} --reps {params.reps} --methods {params.methods} "
-        "--out {params.prefix} > {log} 2>&1"
+        "smtlib report pro-mert --dims {params.dims} --reps {params.reps} --methods {params.methods} "
+        "--out {output.tsv} --figure {output.png} > {log} 2>&1"

@@ -7,8 +7,10 @@ import statistics
 
 import pytest
 
-from smtlib.cli.report import aggregate, best_iteration, read_moses_results, table_rows
 from smtlib.errors import InputError
+from smtlib.report.replay import read_moses_results
+from smtlib.report.runs import best_iteration
+from smtlib.report.tables import aggregate, table_rows
 
 SIG = "nrefs:1|case:lc|eff:no|tok:none|smooth:exp|version:2.6.0|impl:smtlib-0.1.0"
 
@@ -149,3 +151,27 @@ def test_replay_table_from_recorded_moses_results(shared_data, tmp_path, cli):
     assert rows[1] == ["mert", "33.00", "33.00", "3", "31.00", "32.00", "33.00"]
     assert rows[2] == ["pro", "32.00", "34.00", "1", "34.00", "33.00", "32.00"]
     assert rows[3] == ["moses-mert (recorded)", "43.56", "43.56", "3", "37.90", "43.12", "43.56"]
+
+
+def test_curves_round_trip_and_figure(tmp_path, cli):
+    from smtlib.report.runs import format_curve, read_curve
+
+    paths = []
+    for method, scores in (("mert", [20.0, 22.5, 21.0]), ("kbmira", [20.0, 20.0, 19.0])):
+        results = [{"score": s, "signature": SIG} for s in scores]
+        meta = {"pair": "fr-en", "fs": "small", "method": method, "setting": "default", "sample": "0"}
+        path = tmp_path / f"{method}.tsv"
+        path.write_text(format_curve(results, best_iteration(scores), meta), encoding="utf-8")
+        rows = read_curve(path)
+        assert [r["dev_bleu"] for r in rows] == scores and [r["best"] for r in rows].index(True) == \
+            best_iteration(scores)
+        paths.append(path)
+    r = cli("report", "curves", "--curves", *paths, "--out", tmp_path / "c.png", "--tsv", tmp_path / "c.tsv")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "c.tsv").read_text().splitlines()
+    assert lines[0] == "pair\tfs\tmethod\tsetting\tsample\titeration\tdev_bleu\tbest"
+    assert lines[2] == "fr-en\tsmall\tmert\tdefault\t0\t1\t22.5000\t1" and lines[4].endswith("\t0\t20.0000\t1")
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "bad.tsv").write_text(lines[0] + "\nfr-en\tsmall\tmert\tdefault\t0\tx\t1\t1\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.tsv:2: malformed number"):
+        read_curve(tmp_path / "bad.tsv")

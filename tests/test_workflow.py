@@ -137,7 +137,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "replay_data": 1, "replay_init": 1, "replay_pool": replay["iterations"],
         "replay_tune": len(replay["methods"]) * replay["iterations"],
         "replay_rerank": len(replay["methods"]) * replay["iterations"], "replay_table": 1,
-        "pro_mert": 1 if (REPO / "benchmarks/synthetic_pro_mert.py").exists() else 0,
+        "pro_mert": 1,
         "all": 1,
     }
 

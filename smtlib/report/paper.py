@@ -128,3 +128,13 @@ def compare(ours: dict[tuple[str, str], Cell], paper: dict[tuple[str, str], Cell
                 "paper_rank": str(paper_ranks[(method, fs)]) if (method, fs) in paper_ranks else "-",
             })
     return rows
+
+
+def format_comparison(rows: list[dict[str, str]], table_name: str, paper: str) -> str:
+    """:func:`compare`'s rows as TSV, under a comment line naming both tables and the baseline."""
+    text = (
+        f"# {table_name} next to Cherry & Foster (2012) {paper}; "
+        "differences are to each table's Medium kb-mert Test\n"
+    )
+    text += "\t".join(rows[0]) + "\n"
+    return text + "".join("\t".join(row.values()) + "\n" for row in rows)

@@ -1,0 +1,158 @@
+"""Tables 4-6 of Cherry & Foster (2012): cells averaged over runs, the paper's layout, the companion.
+
+Cherry & Foster §5 report, for each method and feature set, Tune (dev BLEU of the kept weights) and
+Test averaged over the runs on the dev sub-samples (Test also over the test sets), and SD, the
+standard deviation across the sub-sample runs; :func:`aggregate` computes them (SD as the sample
+standard deviation, n-1: the paper does not say which). :func:`table_rows` lays them out as the
+paper does (rows = methods, columns = feature set x (Tune, Test, SD); ``n/a`` where a method does
+not apply, ``-`` where SD is undefined because there is one run only) and :func:`companion` writes
+the Markdown next to the table: the table again, Test per test set, the BLEU signature, the runs and
+the settings.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from smtlib.errors import InputError
+
+#: the paper's names of our registered methods (Cherry & Foster 2012, §4)
+PAPER_NAMES = {"mert": "kb-mert", "lbmert": "lb-mert", "kbmira": "kb-mira", "lbmira": "lb-mira"}
+#: the paper's column titles of the feature sets
+FEATURE_SET_TITLES = {"small": "Small", "medium": "Medium", "big": "Big", "overfit": "Big (over-fitting)"}
+
+COMPANION_INTRO = (
+    "Rows: methods; columns: feature set x (Tune, Test, SD) "
+    "as in Cherry & Foster (2012), Tables 4-6. Tune = dev BLEU of the kept weights (the best "
+    "iteration of the loop) averaged over the dev sub-samples; Test = BLEU averaged over the "
+    "test sets and the sub-sample runs; SD = sample standard deviation (n-1) across the "
+    "sub-sample runs of the per-run test average. n/a: the method does not apply; -: one run "
+    "only."
+)
+
+
+def paper_name(method: str) -> str:
+    """The paper's name of a method (ours where the paper has none)."""
+    return PAPER_NAMES.get(method, method)
+
+
+def check_runs_in_table(runs: list[dict], methods: list[str], feature_sets: list[str]) -> None:
+    """Every run belongs to a row (method) and column group (feature set) of the table."""
+    unknown = {(r["method"], r["fs"]) for r in runs} - {(m, fs) for m in methods for fs in feature_sets}
+    if unknown:
+        raise InputError(f"summaries of runs outside the table: {sorted(unknown)}")
+
+
+def aggregate(runs: list[dict]) -> dict[tuple[str, str], dict]:
+    """(method, feature set) -> Tune, Test, SD and run count, as Cherry & Foster §5 average them.
+
+    Tune and Test are means over the runs (one per dev sub-sample; a run's Test is already the mean
+    over the test sets); SD is the sample standard deviation of the runs' Test (None for one run).
+    Two runs of the same cell with the same sub-sample are an error (a summary listed twice).
+    """
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for r in runs:
+        cells.setdefault((r["method"], r["fs"]), []).append(r)
+    out = {}
+    for key, rs in cells.items():
+        samples = [r["sample"] for r in rs]
+        if len(set(samples)) != len(samples):
+            raise InputError(f"{key[0]}/{key[1]}: sub-sample listed twice ({sorted(samples)})")
+        tests = [r["test"] for r in rs]
+        out[key] = {
+            "tune": statistics.fmean(r["tune"] for r in rs),
+            "test": statistics.fmean(tests),
+            "sd": statistics.stdev(tests) if len(tests) > 1 else None,
+            "runs": len(rs),
+            "best_iterations": [r["best_iteration"] for r in rs],
+        }
+    return out
+
+
+def table_rows(
+    cells: dict, methods: list[str], feature_sets: list[str], not_applicable: set[tuple[str, str]]
+) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a table: rows = methods, columns = feature set x (Tune, Test, SD)."""
+    header = ["method"] + [
+        f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in ("Tune", "Test", "SD")
+    ]
+    rows = []
+    for m in methods:
+        row = [paper_name(m)]
+        for fs in feature_sets:
+            if (m, fs) in not_applicable:
+                row += ["n/a"] * 3
+                continue
+            cell = cells.get((m, fs))
+            if cell is None:
+                raise InputError(f"no runs for method {m!r} on feature set {fs!r} (and it is not marked n/a)")
+            row += [f"{cell['tune']:.2f}", f"{cell['test']:.2f}", "-" if cell["sd"] is None else f"{cell['sd']:.2f}"]
+        rows.append(row)
+    return header, rows
+
+
+def format_tsv(header: list[str], rows: list[list[str]]) -> str:
+    """A table as TSV text (header line first)."""
+    return "".join("\t".join(r) + "\n" for r in [header, *rows])
+
+
+def format_markdown(header: list[str], rows: list[list[str]]) -> str:
+    """A table as a Markdown pipe table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _per_test_set(runs: list[dict], methods: list[str], feature_sets: list[str]) -> str:
+    """Markdown: Test BLEU of each test set, averaged over each cell's runs."""
+    test_names = sorted({t for r in runs for t in r["tests"]})
+    text = (
+        "| method | feature set | " + " | ".join(test_names) + " |\n|---|---|" + "---|" * len(test_names) + "\n"
+    )
+    for m in methods:
+        for fs in feature_sets:
+            rs = [r for r in runs if r["method"] == m and r["fs"] == fs]
+            if rs:
+                means = [statistics.fmean(r["tests"][t] for r in rs if t in r["tests"]) for t in test_names]
+                text += f"| {paper_name(m)} | {fs} | " + " | ".join(f"{v:.2f}" for v in means) + " |\n"
+    return text
+
+
+def companion(
+    runs: list[dict],
+    cells: dict,
+    header: list[str],
+    rows: list[list[str]],
+    methods: list[str],
+    feature_sets: list[str],
+    title: str,
+    settings: dict,
+) -> str:
+    """The Markdown companion of a table: the table, Test per test set, BLEU signature, runs, settings.
+
+    Parameters
+    ----------
+    runs
+        The run summaries the table averages (:func:`smtlib.report.runs.read_summaries`).
+    cells, header, rows
+        :func:`aggregate` of ``runs`` and the :func:`table_rows` made of it.
+    methods, feature_sets
+        The table's rows and column groups, in order.
+    title
+        The companion's heading.
+    settings
+        The settings to record (written as JSON).
+    """
+    signatures = sorted({s for r in runs for s in r.get("signatures", [])})
+    pairs = sorted({r["pair"] for r in runs})
+    text = f"# {title}\n\n"
+    text += f"Language pair(s): {', '.join(pairs)}. {COMPANION_INTRO}\n\n"
+    text += format_markdown(header, rows)
+    text += "\n## Test BLEU per test set (mean over runs)\n\n" + _per_test_set(runs, methods, feature_sets)
+    text += "\n## BLEU signature\n\n" + "".join(f"    {s}\n" for s in signatures)
+    text += "\n## Runs\n\n| method | feature set | runs | best iterations |\n|---|---|---|---|\n"
+    for (m, fs), c in sorted(cells.items()):
+        text += f"| {paper_name(m)} | {fs} | {c['runs']} | {' '.join(map(str, c['best_iterations']))} |\n"
+    text += "\n## Settings\n\n```json\n" + json.dumps(settings, indent=2, sort_keys=True) + "\n```\n"
+    return text
