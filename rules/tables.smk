@@ -11,8 +11,14 @@ rule table:
             "results/{table}.tsv",
             caption="../config/report/table.rst",
             category="Tables",
+            subcategory="{table}",
         ),
-        companion="results/{table}.md",
+        companion=report(
+            "results/{table}.md",
+            caption="../config/report/companion.rst",
+            category="Tables",
+            subcategory="{table}",
+        ),
     params:
         methods=table_methods,
         feature_sets=" ".join(config["feature_sets"]),
@@ -38,8 +44,14 @@ use rule table as table_extended with:
             "results/{table}_extended.tsv",
             caption="../config/report/table.rst",
             category="Tables",
+            subcategory="{table}_extended",
         ),
-        companion="results/{table}_extended.md",
+        companion=report(
+            "results/{table}_extended.md",
+            caption="../config/report/companion.rst",
+            category="Tables",
+            subcategory="{table}_extended",
+        ),
     params:
         methods=extended_methods,
         feature_sets=" ".join(config["feature_sets"]),
