@@ -1,7 +1,8 @@
 """Decoding speed, memory and model scores: our stack and cube-pruning searches against Moses, in one run.
 
 Decodes the same input (default: Multi30k val fr, 1,014 sentences, lowercased and tokenized) with the
-same model (default ``/work/models/fr-en-medium``) and weights (default the model's ``weights.init``)
+same model (default ``resources/benchmarks/models/fr-en-medium``, built there with ``smtlib train build``
+when missing, see ``benchmarks/_inputs.py``) and weights (default the model's ``weights.init``)
 and the same settings (stack 100, distortion limit 6, table limit 20, 100-best distinct, one thread):
 
 * ours: ``--search stack`` and ``--search cube`` at each ``--pop-limits`` value, in one child process
@@ -49,6 +50,8 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from _inputs import find_model  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
 #: ``../shared`` beside the repository, or ``$SMTLIB_SHARED`` (e.g. for a git worktree elsewhere)
 SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared"))
@@ -139,7 +142,8 @@ def at_least(ours: dict[int, float], peer: dict[int, float]) -> tuple[int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="/work/models/fr-en-medium", help="model directory (smtlib train)")
+    ap.add_argument("--model", help="model directory (smtlib train; default: a Medium fr-en system built once "
+                    "into resources/benchmarks/models)")
     ap.add_argument("--weights", help="weights file (default: the model's weights.init)")
     ap.add_argument("--input", help="source sentences (default: Multi30k val fr)")
     ap.add_argument("--ref", help="references for BLEU (default: Multi30k val en when --input is not given)")
@@ -158,7 +162,7 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    model = pathlib.Path(args.model)
+    model = pathlib.Path(args.model) if args.model else find_model("medium")
     if not (model / "model.yaml").is_file():
         sys.exit(f"no model at {model} (build one with `smtlib train build`, or pass --model DIR)")
     weights = pathlib.Path(args.weights) if args.weights else model / "weights.init"

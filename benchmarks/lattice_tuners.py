@@ -1,7 +1,8 @@
 """One step of lb-mert and lb-mira (and kb-mert for comparison) on real Multi30k dev lattices (issue 10).
 
-The prebuilt Medium fr-en system (``/work/models/fr-en-medium``) decodes the first ``--sentences``
-dev sentences with the initial weights (Cherry & Foster §4.2) to its unpruned lattices
+A Medium fr-en system (``--models DIR``/fr-en-medium; default ``resources/benchmarks/models``, built
+there with ``smtlib train build`` when missing, see ``benchmarks/_inputs.py``) decodes the first
+``--sentences`` Multi30k dev sentences with the initial weights (Cherry & Foster §4.2) to its unpruned lattices
 (``--lattice-beam 0``) and a 100-best list; then, each in its own subprocess timed by its CPU time
 (``os.wait4``: user + system of the child, so other jobs on the machine do not count):
 
@@ -15,7 +16,7 @@ printed next to kb-mert's optimum on the 100-best list (lattices contain every 1
 lb-mert's is expected to be at least kb-mert's). No peer: Moses has no lattice MERT for phrase-based
 lattices here, so the headline is lb-mert's own step time.
 
-    python benchmarks/lattice_tuners.py [--sentences 200|1014] [--models /work/models] [--work DIR] \
+    python benchmarks/lattice_tuners.py [--sentences 200|1014] [--models DIR] [--work DIR] \
         [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode]
 
 ``--restarts`` sets lbmert's and mert's random restarts (a partial step with fewer), ``--reuse`` keeps
@@ -62,6 +63,8 @@ import subprocess
 import sys
 import tempfile
 
+from _inputs import dev_set, find_model, init_weights  # benchmarks/_inputs.py, beside this script
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -79,7 +82,8 @@ def run(cmd: list[str], log: pathlib.Path) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=200)
-    ap.add_argument("--models", default="/work/models")
+    ap.add_argument("--models", help="directory with fr-en-medium (default: built once into "
+                    "resources/benchmarks/models)")
     ap.add_argument("--work", help="work directory (default: a temporary one)")
     ap.add_argument("--methods", nargs="+", default=["lbmert", "lbmira", "mert"], choices=["lbmert", "lbmira", "mert"],
                     help="tuning steps to run (default: all three; lbmert first, its time is the last line)")
@@ -89,14 +93,11 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
     args = ap.parse_args()
-    models = pathlib.Path(args.models)
+    model = find_model("medium", args.models)
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="lattice-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     n = args.sentences
-    for side in ("fr", "en"):
-        lines = (models / f"val.{side}").read_text(encoding="utf-8").split("\n")[:n]
-        (work / f"dev.{side}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    model = models / "fr-en-medium"
+    dev_set(work, n)  # work/dev.fr, work/dev.en
     smtlib = [sys.executable, "-m", "smtlib"]
     bleu = ["--tokenize", "none", "--lowercase"]
 
@@ -114,7 +115,7 @@ def main() -> None:
                              check=True).stdout
         return float(json.loads(out)["score"])
 
-    init = models / "medium.init.weights"
+    init = init_weights(model, work)
     done = all((work / f"it0.{x}").exists() for x in ("1best", "lat.gz", "kbest.gz"))
     if not (args.reuse and done):
         decode(init, "it0", True)

@@ -22,7 +22,7 @@ one: ``load_share_of_dev_decode: X%``.
 
 ``--model`` defaults to ``resources/benchmarks/models/fr-en-medium`` (the directory
 ``benchmarks/loop.py`` uses), built there from ``../shared/data`` with ``smtlib train build`` when
-missing; ``--dev`` to Multi30k val (tokenized, lowercased) from ``../shared/data``; ``--weights`` to
+missing (``benchmarks/_inputs.py``); ``--dev`` to Multi30k val (tokenized, lowercased) from ``../shared/data``; ``--weights`` to
 the workflow's initial weights (``config/config.yaml``: ``tuning.init_ones``).
 """
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
 import os
 import pathlib
@@ -41,11 +40,9 @@ import sys
 import tempfile
 import time
 
-import yaml
+import _inputs  # benchmarks/_inputs.py, beside this script: models, dev set, initial weights
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED_DATA", ROOT.parent / "shared" / "data"))
-TOK = SHARED / "multi30k" / "tok"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 
@@ -74,40 +71,15 @@ def smtlib(*args: str) -> list[str]:
 
 # ---------------------------------------------------------------- inputs
 def find_model(path: pathlib.Path | None) -> pathlib.Path:
-    if path is not None:
-        return path
-    model = ROOT / "resources" / "benchmarks" / "models" / "fr-en-medium"
-    if (model / "model.yaml").exists():
-        return model
-    if not TOK.exists():
-        sys.exit(f"no --model given, no {model} and no {TOK} to build it from")
-    print(f"load: building {model} from {TOK} (several minutes)", file=sys.stderr, flush=True)
-    subprocess.run(smtlib("train", "build", "--src", TOK / "train.lc.norm.tok.fr.gz", "--tgt",
-                          TOK / "train.lc.norm.tok.en.gz", "--src-lang", "fr", "--tgt-lang", "en", "--feature-set",
-                          "medium", "--out", model, "--work", model.parent / "fr-en-work", "--seed", "1"),
-                   check=True, env=ENV, cwd=ROOT)
-    return model
+    return path if path is not None else _inputs.find_model("medium")
 
 
 def dev_input(path: pathlib.Path | None, work: pathlib.Path) -> pathlib.Path:
-    if path is not None:
-        return path
-    src = TOK / "val.lc.norm.tok.fr.gz"
-    if not src.exists():
-        sys.exit(f"no --dev given and no {src}")
-    out = work / "dev.fr"
-    out.write_text(gzip.decompress(src.read_bytes()).decode("utf-8"), encoding="utf-8")
-    return out
+    return path if path is not None else _inputs.dev_set(work)[0]
 
 
 def init_weights(path: pathlib.Path | None, model: pathlib.Path, work: pathlib.Path) -> pathlib.Path:
-    if path is not None:
-        return path
-    ones = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["tuning"]["init_ones"]
-    out = work / "init.weights"
-    subprocess.run(smtlib("data", "init-weights", "--model", model, "--out", out, "--ones", *ones), check=True,
-                   env=ENV, cwd=ROOT, capture_output=True)
-    return out
+    return path if path is not None else _inputs.init_weights(model, work)
 
 
 def linked_copy(model: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:

@@ -13,11 +13,14 @@ Agreement, per sentence, between our first k-best line and the backend's: the sa
 and model score within 1e-3 (``agree``); the rest split into ties (same score, another string),
 ours higher and Moses higher (search differences).
 
-    python benchmarks/moses.py [--moses DIR] [--models /work/models] [--input val.fr]
+    python benchmarks/moses.py [--moses DIR] [--models DIR] [--input val.fr]
         [--feature-sets medium] [--weights medium=W ...] [--binaries moses moses2] [--k 100] [--limit N]
 
 ``--moses`` is a directory with ``moses``/``moses2`` (default: ``$SMTLIB_MOSES_BIN``, else
-``../shared/peers/moses/bin`` beside the repository). Weights default to the model's
+``../shared/peers/moses/bin`` beside the repository). ``--models`` holds ``fr-en-{small,medium,big}``
+(default: ``resources/benchmarks/models``, each system built there with ``smtlib train build`` when
+missing, see ``benchmarks/_inputs.py``); ``--input`` defaults to Multi30k val fr from the shared data.
+Weights default to the model's
 ``weights.init``; ``--weights medium=FILE`` gives another (several ``--weights`` for several runs of
 one feature set: ``medium=A medium=B``). Last line: ``metric: value``, the share of sentences (%)
 where Moses (the first binary) agrees with us on the first weights of the first feature set.
@@ -35,8 +38,9 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from _inputs import dev_set, find_model  # noqa: E402  (benchmarks/_inputs.py, beside this script)
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
-MODELS = pathlib.Path("/work/models")
 
 
 def child(args: argparse.Namespace) -> None:
@@ -112,8 +116,9 @@ def main() -> None:
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--moses-ini", help=argparse.SUPPRESS)
     ap.add_argument("--moses", help="directory with the moses/moses2 binaries")
-    ap.add_argument("--models", default=str(MODELS), help="directory with fr-en-{small,medium,big} (default /work/models)")
-    ap.add_argument("--input", help="source text (default MODELS/val.fr)")
+    ap.add_argument("--models", help="directory with fr-en-{small,medium,big} (default: built once into "
+                    "resources/benchmarks/models)")
+    ap.add_argument("--input", help="source text (default: Multi30k val fr)")
     ap.add_argument("--feature-sets", nargs="+", default=["medium"], choices=("small", "medium", "big"))
     ap.add_argument("--weights", nargs="+", default=[], help="FEATURE_SET=FILE (default: the model's weights.init)")
     ap.add_argument("--binaries", nargs="+", default=["moses", "moses2"])
@@ -132,15 +137,15 @@ def main() -> None:
     bindir = pathlib.Path(args.moses) if args.moses else default_moses_dir()
     if bindir is None or not (bindir / args.binaries[0]).is_file():
         sys.exit("no Moses binaries: give --moses DIR or set $SMTLIB_MOSES_BIN")
-    models = pathlib.Path(args.models)
-    src = pathlib.Path(args.input) if args.input else models / "val.fr"
+    models = {fs: find_model(fs, args.models) for fs in args.feature_sets}
     runs: list[tuple[str, pathlib.Path]] = []
     for fs in args.feature_sets:
         given = [pathlib.Path(w.split("=", 1)[1]) for w in args.weights if w.split("=", 1)[0] == fs]
-        runs += [(fs, w) for w in given] or [(fs, models / f"fr-en-{fs}" / "weights.init")]
+        runs += [(fs, w) for w in given] or [(fs, models[fs] / "weights.init")]
     tmp_ctx = tempfile.TemporaryDirectory(prefix="bench-moses-") if not args.keep else None
     tmp = pathlib.Path(args.keep or tmp_ctx.name)
     tmp.mkdir(parents=True, exist_ok=True)
+    src = pathlib.Path(args.input) if args.input else dev_set(tmp)[0]
     if args.limit:
         lines = src.read_text(encoding="utf-8").splitlines()[: args.limit]
         (tmp / "input.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -149,7 +154,7 @@ def main() -> None:
     print(f"input {src} ({sum(1 for _ in open(src, encoding='utf-8'))} sentences), k={args.k}, stack 100, "
           f"distortion 6, table limit 20, 1 thread; Moses binaries in {bindir}")
     for n, (fs, weights) in enumerate(runs):
-        model = models / f"fr-en-{fs}"
+        model = models[fs]
         run_dir = tmp / f"{fs}-{n}"
         t0, c0 = time.perf_counter(), time.process_time()
         ini = export_moses(model, run_dir / "export", read_weights(weights))

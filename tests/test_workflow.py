@@ -345,4 +345,5 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4.tsv",
                   configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "table4.tsv" in (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
+    assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
