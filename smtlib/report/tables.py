@@ -16,11 +16,12 @@ import json
 import statistics
 
 from smtlib.errors import InputError
+from smtlib.system.feature_sets import FEATURE_SETS
 
 #: the paper's names of our registered methods (Cherry & Foster 2012, §4)
 PAPER_NAMES = {"mert": "kb-mert", "lbmert": "lb-mert", "kbmira": "kb-mira", "lbmira": "lb-mira"}
-#: the paper's column titles of the feature sets
-FEATURE_SET_TITLES = {"small": "Small", "medium": "Medium", "big": "Big", "overfit": "Big (over-fitting)"}
+#: the paper's column titles of the feature sets (the feature-set table owns them)
+FEATURE_SET_TITLES = {name: fs.title for name, fs in FEATURE_SETS.items()}
 
 COMPANION_INTRO = (
     "Rows: methods; columns: feature set x (Tune, Test, SD) "
