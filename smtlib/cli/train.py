@@ -5,7 +5,8 @@ All at once::
     smtlib train build --src train.fr --tgt train.en --src-lang fr --tgt-lang en \\
         --feature-set medium --out models/fr-en-medium [--lm-order 4] [--seed 1] [--threads 2]
 
-Stage by stage (what a workflow runs; every stage reads and writes fixed names in --work)::
+Stage by stage (what a workflow runs). Every stage takes the files it reads and writes as options;
+``--work W`` fills in each one not given with its name in W (the names ``build`` uses), so that::
 
     smtlib train prepare  --src F --tgt E --src-lang fr --tgt-lang en --work W
     smtlib train align    --work W --symmetrize grow-diag-final-and union --seed 1
@@ -15,6 +16,23 @@ Stage by stage (what a workflow runs; every stage reads and writes fixed names i
     smtlib train lm       --work W --index 0 --order 4
     smtlib train lm       --work W --index 1 --order 2
     smtlib train assemble --work W --feature-set medium --out DIR
+
+is the same as (reads -> writes)::
+
+    prepare    --src F --tgt E -> --corpus-src W/corpus.src --corpus-tgt W/corpus.tgt --prepare-info W/prepare.json
+    align      --corpus-src --corpus-tgt -> --forward W/align.fwd --reverse W/align.rev
+               --aligned W/aligned.grow-diag-final-and W/aligned.union (one per --symmetrize) --align-info W/align.json
+    phrases    --corpus-src --corpus-tgt --aligned W/aligned.H -> --phrase-table W/phrase-table.K.gz
+               --phrases-info W/phrases.K.json [--reordering-table W/reordering-table.K.gz]
+    reordering --corpus-src --corpus-tgt --aligned --phrases-info W/phrases.K.json
+               -> --reordering-table W/reordering-table.K.gz --reordering-info W/reordering.K.json
+    lm         --corpus-tgt W/corpus.tgt (or --text T [--prepare-info W/prepare.json]) -> --lm W/lm.K.arpa.gz
+               --lm-info W/lm.K.json
+    assemble   --prepare-info --align-info --phrase-table P0 [P1] --phrases-info J0 [J1] --lm L0 [L1]
+               --lm-info I0 [I1] [--reordering-table R0] -> --out DIR
+
+Other commands::
+
     smtlib train compile  --model DIR    (only for a model directory without DIR/compiled.bin)
     smtlib train export-moses --model DIR --out DIR/moses [--weights W]
     smtlib train import-moses --ini moses.ini --out DIR [--copy]
@@ -99,6 +117,15 @@ def _add_align_options(p: argparse.ArgumentParser) -> None:
                    help="processes for alignment: 2 aligns both directions at once (default: 2); output is the same")
 
 
+def _add_work_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--work", help="work directory: the default for every file option below, under the names "
+                                  "smtlib train build uses")
+
+
+def _add_file_option(p: argparse.ArgumentParser, option: str, default: str, what: str) -> None:
+    p.add_argument(option, metavar="FILE", help=f"{what} (default: WORK/{default})")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     stages = parser.add_subparsers(dest="stage", metavar="STAGE")
     stages.required = True
@@ -118,50 +145,102 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_align_options(p)
 
     p = stages.add_parser("prepare", help="read, tokenize, lowercase and clean a parallel corpus",
-                          description="Write WORK/corpus.src, WORK/corpus.tgt and WORK/prepare.json (counts).")
+                          description="Write the prepared corpus (--corpus-src, --corpus-tgt) and its counts "
+                                      "(--prepare-info).")
     _add_corpus_options(p)
-    p.add_argument("--work", required=True, help="work directory")
+    _add_work_option(p)
+    _add_file_option(p, "--corpus-src", "corpus.src", "the prepared source side (written)")
+    _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (written)")
+    _add_file_option(p, "--prepare-info", "prepare.json", "the counts and settings (written)")
 
     p = stages.add_parser("align", help="eflomal in both directions and symmetrization",
-                          description="Write WORK/align.fwd, WORK/align.rev and WORK/aligned.HEURISTIC.")
-    p.add_argument("--work", required=True, help="work directory (after prepare)")
+                          description="Align the prepared corpus with eflomal in both directions (--forward, "
+                                      "--reverse) and write each --symmetrize heuristic's alignment (--aligned).")
+    _add_work_option(p)
+    _add_file_option(p, "--corpus-src", "corpus.src", "the prepared source side (read)")
+    _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (read)")
     p.add_argument("--symmetrize", nargs="+", default=["grow-diag-final-and", "union"],
                    help=f"heuristics to write (default: grow-diag-final-and union; {_SYM_HELP})")
+    p.add_argument("--aligned", nargs="+", metavar="FILE",
+                   help="one symmetrized alignment per --symmetrize heuristic, in the same order (written; "
+                        "default: WORK/aligned.HEURISTIC)")
+    _add_file_option(p, "--forward", "align.fwd", "eflomal's source-to-target links (written)")
+    _add_file_option(p, "--reverse", "align.rev", "eflomal's target-to-source links (written)")
+    _add_file_option(p, "--align-info", "align.json", "the link counts and the seed (written)")
     _add_align_options(p)
 
     p = stages.add_parser("phrases", help="extract and score a phrase table",
-                          description="Write WORK/phrase-table.K.gz (and WORK/reordering-table.K.gz with --reordering).")
-    p.add_argument("--work", required=True, help="work directory (after align)")
-    p.add_argument("--index", type=_non_negative, default=0, help="K: 0 for TranslationModel0, 1 for TranslationModel1")
-    p.add_argument("--symmetrization", default="grow-diag-final-and", help=f"alignment to extract from ({_SYM_HELP})")
+                          description="Write the phrase table --phrase-table and its sizes --phrases-info (and "
+                                      "the reordering table of the same extraction with --reordering-table).")
+    _add_work_option(p)
+    p.add_argument("--index", type=_non_negative, default=0,
+                   help="K in the default names: 0 for TranslationModel0, 1 for TranslationModel1")
+    p.add_argument("--symmetrization", default="grow-diag-final-and",
+                   help=f"the heuristic of --aligned, recorded in --phrases-info ({_SYM_HELP})")
+    _add_file_option(p, "--corpus-src", "corpus.src", "the prepared source side (read)")
+    _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (read)")
+    _add_file_option(p, "--aligned", "aligned.SYMMETRIZATION", "the symmetrized alignment (read)")
+    _add_file_option(p, "--phrase-table", "phrase-table.K.gz", "the phrase table (written)")
+    _add_file_option(p, "--phrases-info", "phrases.K.json", "its sizes and settings (written)")
     p.add_argument("--sparse", action="store_true", help="add the big set's sparse features as a sixth field")
-    p.add_argument("--reordering", action="store_true", help="also write the msd-bidirectional-fe reordering table")
+    p.add_argument("--reordering-table", metavar="FILE",
+                   help="also write the msd-bidirectional-fe reordering table here")
+    p.add_argument("--reordering", action="store_true",
+                   help="also write the reordering table, as WORK/reordering-table.K.gz")
     _add_phrase_options(p)
 
     p = stages.add_parser("reordering", help="the msd-bidirectional-fe reordering table of a phrase table",
-                          description="Write WORK/reordering-table.K.gz for the pairs of WORK/phrase-table.K.gz.")
-    p.add_argument("--work", required=True, help="work directory (after phrases)")
-    p.add_argument("--index", type=_non_negative, default=0, help="K of the phrase table (default: 0)")
+                          description="Write the reordering table --reordering-table for the pairs of the phrase "
+                                      "table --phrases-info describes, and its sizes --reordering-info.")
+    _add_work_option(p)
+    p.add_argument("--index", type=_non_negative, default=0, help="K in the default names (default: 0)")
+    _add_file_option(p, "--corpus-src", "corpus.src", "the prepared source side (read)")
+    _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (read)")
+    _add_file_option(p, "--phrases-info", "phrases.K.json", "the phrase table's settings (read)")
+    _add_file_option(p, "--aligned", "aligned.SYMMETRIZATION",
+                     "the alignment the phrase table was extracted from (read; the default names it from "
+                     "--phrases-info)")
+    _add_file_option(p, "--reordering-table", "reordering-table.K.gz", "the reordering table (written)")
+    _add_file_option(p, "--reordering-info", "reordering.K.json", "its sizes (written)")
 
     p = stages.add_parser("lm", help="an interpolated modified Kneser-Ney n-gram LM as ARPA",
-                          description="Write WORK/lm.K.arpa.gz (and, with --check, compare perplexities with kenlm).")
-    p.add_argument("--work", required=True, help="work directory")
-    p.add_argument("--index", type=_non_negative, default=0, help="K: 0 for LM0, 1 for LM1")
+                          description="Write the ARPA LM --lm and its sizes --lm-info (and, with --check, compare "
+                                      "perplexities with kenlm).")
+    _add_work_option(p)
+    p.add_argument("--index", type=_non_negative, default=0, help="K in the default names: 0 for LM0, 1 for LM1")
     p.add_argument("--order", type=_positive, default=4, help="n-gram order (default: 4)")
-    p.add_argument("--text", help="training text (default: WORK/corpus.tgt)")
+    _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side to train on (read; not with --text)")
+    p.add_argument("--text", help="train on this target-language text instead of the prepared target side")
+    _add_file_option(p, "--prepare-info", "prepare.json, when there",
+                     "with --text: lowercase it as the prepared corpus was (read)")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
-                   help="lowercase --text (default: as the prepared corpus)")
+                   help="lowercase --text (default: as --prepare-info says; without one, no)")
+    _add_file_option(p, "--lm", "lm.K.arpa.gz", "the LM (written)")
+    _add_file_option(p, "--lm-info", "lm.K.json", "its sizes and discounts (written)")
     p.add_argument("--check", metavar="TEXT",
                    help="print the perplexity of TEXT under our estimate and under kenlm reading the ARPA file")
 
     p = stages.add_parser("assemble", help="collect the components of a feature set into a model directory",
                           description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
                                       "DIR/compiled.bin.")
-    p.add_argument("--work", required=True, help="work directory with the stages' outputs")
+    _add_work_option(p)
     p.add_argument("--feature-set", choices=tuple(FEATURE_SETS), required=True, help=_feature_set_help())
     p.add_argument("--count-bins", choices=("paper", "exact"),
                    help="sparse sets: the 11 count bins of Table 3 (paper) or one feature per joint count, the "
                         "over-fitting set of Cherry & Foster 2012 §5.1 (exact) (default: the feature set's)")
+    _add_file_option(p, "--prepare-info", "prepare.json", "languages and preprocessing (read)")
+    _add_file_option(p, "--align-info", "align.json, when there", "the alignment seed, for the descriptions (read)")
+    p.add_argument("--phrase-table", nargs="+", metavar="FILE",
+                   help="TranslationModel0's table [and TranslationModel1's, as the feature set has] (read; "
+                        "default: WORK/phrase-table.K.gz)")
+    p.add_argument("--phrases-info", nargs="+", metavar="FILE",
+                   help="their phrases.K.json, in the same order (read; default: WORK/phrases.K.json)")
+    p.add_argument("--lm", nargs="+", metavar="FILE",
+                   help="LM0 [and LM1, as the feature set has] (read; default: WORK/lm.K.arpa.gz)")
+    p.add_argument("--lm-info", nargs="+", metavar="FILE",
+                   help="their lm.K.json, in the same order (read; default: WORK/lm.K.json)")
+    _add_file_option(p, "--reordering-table", "reordering-table.0.gz",
+                     "LexicalReordering0, for the sets with reordering (read)")
     p.add_argument("--out", required=True, help="model directory to write")
 
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
@@ -219,23 +298,66 @@ def run(args: argparse.Namespace) -> int:
         _print({"model": args.out, "seconds": summary, "total_seconds": report["total_seconds"],
                 "peak_memory_mib": report["peak_memory_mib"]})
     elif stage == "prepare":
-        _print(b.stage_prepare(args.src, args.tgt, args.work, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                               tokenize=args.tokenize, lowercase=args.lowercase, max_length=args.max_length,
-                               max_ratio=args.max_ratio))
+        files = _work_files(args)
+        _print(b.stage_prepare(
+            args.src, args.tgt, corpus_src=_file(args, "corpus_src", files, lambda w: w.corpus_src),
+            corpus_tgt=_file(args, "corpus_tgt", files, lambda w: w.corpus_tgt),
+            prepare_info=_file(args, "prepare_info", files, lambda w: w.prepare_info), src_lang=args.src_lang,
+            tgt_lang=args.tgt_lang, tokenize=args.tokenize, lowercase=args.lowercase, max_length=args.max_length,
+            max_ratio=args.max_ratio,
+        ))
     elif stage == "align":
-        _print(b.stage_align(args.work, symmetrizations=tuple(args.symmetrize), seed=args.seed, threads=args.threads))
+        files = _work_files(args)
+        aligned = args.aligned or [_file(args, "aligned", files, lambda w, h=h: w.aligned(h)) for h in args.symmetrize]
+        if len(aligned) != len(args.symmetrize):
+            raise InputError(f"--aligned names {len(aligned)} file(s) for {len(args.symmetrize)} --symmetrize heuristic(s)")
+        _print(b.stage_align(
+            *_corpus(args, files), forward=_file(args, "forward", files, lambda w: w.forward),
+            reverse=_file(args, "reverse", files, lambda w: w.reverse), aligned=dict(zip(args.symmetrize, aligned)),
+            align_info=_file(args, "align_info", files, lambda w: w.align_info), seed=args.seed, threads=args.threads,
+        ))
     elif stage == "phrases":
-        _print(b.stage_phrases(args.work, index=args.index, symmetrization=args.symmetrization, sparse=args.sparse,
-                               reordering=args.reordering, max_length=args.max_phrase_length, limit=args.table_limit))
+        files, k = _work_files(args), args.index
+        reordering = args.reordering_table
+        if reordering is None and args.reordering:
+            reordering = _file(args, "reordering_table", files, lambda w: w.reordering_table(k))
+        _print(b.stage_phrases(
+            *_corpus(args, files), _file(args, "aligned", files, lambda w: w.aligned(args.symmetrization)),
+            phrase_table=_file(args, "phrase_table", files, lambda w: w.phrase_table(k)),
+            phrases_info=_file(args, "phrases_info", files, lambda w: w.phrases_info(k)), reordering_table=reordering,
+            symmetrization=args.symmetrization, sparse=args.sparse, max_length=args.max_phrase_length,
+            limit=args.table_limit,
+        ))
     elif stage == "reordering":
-        _print(b.stage_reordering(args.work, index=args.index))
+        files, k = _work_files(args), args.index
+        phrases_info = _file(args, "phrases_info", files, lambda w: w.phrases_info(k))
+        _print(b.stage_reordering(
+            *_corpus(args, files),
+            _file(args, "aligned", files, lambda w: w.aligned(b.phrases_symmetrization(phrases_info))), phrases_info,
+            reordering_table=_file(args, "reordering_table", files, lambda w: w.reordering_table(k)),
+            reordering_info=_file(args, "reordering_info", files, lambda w: w.reordering_info(k)),
+        ))
     elif stage == "lm":
-        info = b.stage_lm(args.work, index=args.index, order=args.order, text=args.text, lowercase=args.lowercase)
+        files, k = _work_files(args), args.index
+        source, arpa = _lm_source(args, files), _file(args, "lm", files, lambda w: w.lm(k))
+        info = b.stage_lm(lm=arpa, lm_info=_file(args, "lm_info", files, lambda w: w.lm_info(k)), order=args.order,
+                          **source)
         if args.check:
-            info["check"] = _check_lm(args)
+            info["check"] = _check_lm(args, source, arpa, _prepare_info(args, files))
         _print(info)
     elif stage == "assemble":
-        spec = b.stage_assemble(args.work, args.out, feature_set=args.feature_set, count_bins=args.count_bins).to_dict()
+        files = _work_files(args)
+        inputs = b.assemble_inputs(files, args.feature_set) if files is not None else {"align_info": None}
+        explicit = {"prepare_info": args.prepare_info, "align_info": args.align_info, "phrase_tables": args.phrase_table,
+                    "phrases_infos": args.phrases_info, "lms": args.lm, "lm_infos": args.lm_info,
+                    "reordering_table": args.reordering_table}
+        inputs.update({key: value for key, value in explicit.items() if value is not None})
+        missing = [key for key in explicit if key not in inputs and (key != "reordering_table" or args.feature_set != "small")]
+        if missing:
+            raise InputError("give --work or every input: missing " + ", ".join(
+                "--" + {"phrase_tables": "phrase-table", "phrases_infos": "phrases-info", "lms": "lm",
+                        "lm_infos": "lm-info"}.get(key, key.replace("_", "-")) for key in missing))
+        spec = b.stage_assemble(args.out, feature_set=args.feature_set, count_bins=args.count_bins, **inputs).to_dict()
         _print({**spec, "compiled": _compile(args.out)})
     elif stage == "compile":
         _print(_compile(args.model))
@@ -263,25 +385,60 @@ def _compile(model_dir) -> dict:
     return compile_model(model_dir)
 
 
-def _check_lm(args: argparse.Namespace) -> dict:
-    """Perplexity of --check text: our in-memory estimate vs kenlm reading the written ARPA."""
-    import pathlib
+def _work_files(args: argparse.Namespace):
+    """The default names in ``--work`` (None without it)."""
+    from smtlib.system.build import WorkFiles
 
+    return WorkFiles(args.work) if args.work else None
+
+
+def _file(args: argparse.Namespace, dest: str, files, default):
+    """The path of option ``dest``: as given, else its default name in ``--work``."""
+    value = getattr(args, dest)
+    if value is not None:
+        return value
+    if files is None:
+        raise InputError(f"give --{dest.replace('_', '-')} or --work")
+    return default(files)
+
+
+def _corpus(args: argparse.Namespace, files) -> tuple:
+    return (_file(args, "corpus_src", files, lambda w: w.corpus_src),
+            _file(args, "corpus_tgt", files, lambda w: w.corpus_tgt))
+
+
+def _prepare_info(args: argparse.Namespace, files):
+    """``--prepare-info``, else WORK/prepare.json when it is there (it only says whether to lowercase)."""
+    if args.prepare_info is not None:
+        return args.prepare_info
+    return files.prepare_info if files is not None and files.prepare_info.is_file() else None
+
+
+def _lm_source(args: argparse.Namespace, files) -> dict:
+    """The LM's training text: ``--text`` (lowercased as ``--prepare-info`` says), else the
+    prepared target side."""
+    if args.text is None:
+        return {"corpus_tgt": _file(args, "corpus_tgt", files, lambda w: w.corpus_tgt)}
+    if args.corpus_tgt is not None:
+        raise InputError("give --corpus-tgt or --text, not both")
+    return {"text": args.text, "prepare_info": _prepare_info(args, files), "lowercase": args.lowercase}
+
+
+def _check_lm(args: argparse.Namespace, source: dict, arpa, prepare_info) -> dict:
+    """Perplexity of --check text (lowercased as the training text was): our in-memory estimate vs
+    kenlm reading the written ARPA."""
     from smtlib.io import read_lines
+    from smtlib.system.build import lm_text
     from smtlib.system.lm import NGramLM, kenlm_perplexity
 
-    work = pathlib.Path(args.work)
-    text = read_lines(args.text) if args.text else read_lines(work / "corpus.tgt")
-    lowercase = args.lowercase
-    if lowercase is None:
-        prep = work / "prepare.json"
-        lowercase = json.loads(prep.read_text())["lowercase"] if prep.is_file() else False
-    if lowercase:
-        text = [t.lower() for t in text]
+    text, _ = lm_text(**source)
     lm = NGramLM(text, args.order)
     check = read_lines(args.check, what="check text")
+    lowercase = args.lowercase
+    if lowercase is None:
+        lowercase = bool(json.loads(open(prepare_info, encoding="utf-8").read())["lowercase"]) if prepare_info else False
     if lowercase:
         check = [t.lower() for t in check]
     ours = lm.perplexity(check)
-    theirs = kenlm_perplexity(work / f"lm.{args.index}.arpa.gz", check)
+    theirs = kenlm_perplexity(arpa, check)
     return {"perplexity_ours": ours, "perplexity_kenlm": theirs, "relative_difference": abs(ours - theirs) / theirs}

@@ -1,20 +1,30 @@
-"""The system-building pipeline, stage by stage, in a work directory (Moses's ``train-model.perl``).
+"""The system-building pipeline, stage by stage (Moses's ``train-model.perl``).
 
-Every stage reads and writes fixed file names in ``WORK`` so that a workflow can run them one by one
-(``smtlib train prepare|align|phrases|reordering|lm|assemble``); :func:`build` runs them all and
-records the time of each stage in ``WORK/build.json`` and ``DIR/build.json``.
+Every stage reads and writes the files it is given, and only those, so that a workflow can run them
+one by one (``smtlib train prepare|align|phrases|reordering|lm|assemble``) and declare exactly what
+each reads and writes. A file has one writer: no stage rewrites another stage's output.
+:func:`build` runs them all in a work directory under the default names of :class:`WorkFiles`
+(also what ``smtlib train STAGE --work WORK`` fills in) and records the time of each stage in
+``DIR/build.json``.
 
-=====================  ==========================================================================
-stage                  writes (in WORK)
-=====================  ==========================================================================
-prepare                ``corpus.src``, ``corpus.tgt`` (tokenized, lowercased, cleaned), ``prepare.json``
-align                  ``align.fwd``, ``align.rev`` (eflomal), ``aligned.<heuristic>``, ``align.json``
-phrases K              ``phrase-table.K.gz`` (+ ``reordering-table.K.gz`` with ``reordering``), ``phrases.K.json``
-reordering K           ``reordering-table.K.gz`` (same pairs as ``phrase-table.K.gz``)
-lm K                   ``lm.K.arpa.gz``, ``lm.K.json``
-assemble               the model directory (:mod:`smtlib.system.modeldir`); the ``smtlib train
-                       assemble`` command then writes its compiled form ``DIR/compiled.bin``
-=====================  ==========================================================================
+=============  =======================================  ============================================
+stage          reads                                    writes (default name in WORK)
+=============  =======================================  ============================================
+prepare        the parallel corpus                      ``corpus.src``, ``corpus.tgt`` (tokenized,
+                                                        lowercased, cleaned), ``prepare.json``
+align          ``corpus.src``, ``corpus.tgt``           ``align.fwd``, ``align.rev`` (eflomal),
+                                                        ``aligned.<heuristic>``, ``align.json``
+phrases K      ``corpus.*``, one ``aligned.<h>``        ``phrase-table.K.gz``, ``phrases.K.json``
+                                                        (+ ``reordering-table.K.gz`` if asked)
+reordering K   ``corpus.*``, ``aligned.<h>``,           ``reordering-table.K.gz`` (same pairs as
+               ``phrases.K.json``                       ``phrase-table.K.gz``), ``reordering.K.json``
+lm K           ``corpus.tgt`` or other text (and then   ``lm.K.arpa.gz``, ``lm.K.json``
+               ``prepare.json`` for lowercasing)
+assemble       ``prepare.json``, ``align.json``, the    the model directory
+               tables and LMs with their JSON           (:mod:`smtlib.system.modeldir`); the
+                                                        ``smtlib train assemble`` command then
+                                                        writes its compiled form ``DIR/compiled.bin``
+=============  =======================================  ============================================
 
 Where the components of each feature set come from (Cherry & Foster 2012, §4.2):
 
@@ -82,10 +92,75 @@ def _write_json(path: pathlib.Path, data: dict) -> None:
         fh.write("\n")
 
 
-def _read_json(path: pathlib.Path, stage: str) -> dict:
+def _need(path: str | os.PathLike, stage: str) -> pathlib.Path:
+    """``path`` as a :class:`~pathlib.Path`, or an error naming the stage that writes it."""
+    path = pathlib.Path(path)
     if not path.is_file():
         raise InputError(f"missing {path.name}: run 'smtlib train {stage}' first", path)
-    return json.loads(path.read_text(encoding="utf-8"))
+    return path
+
+
+def _read_json(path: str | os.PathLike, stage: str) -> dict:
+    return json.loads(_need(path, stage).read_text(encoding="utf-8"))
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkFiles:
+    """The file names every stage uses inside a work directory (``--work DIR``; :func:`build`).
+
+    The stages themselves take explicit paths; these names are only the defaults that ``smtlib
+    train STAGE --work DIR`` and ``smtlib train build`` fill in.
+    """
+
+    work: pathlib.Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "work", pathlib.Path(self.work))
+
+    @property
+    def corpus_src(self) -> pathlib.Path:
+        return self.work / "corpus.src"
+
+    @property
+    def corpus_tgt(self) -> pathlib.Path:
+        return self.work / "corpus.tgt"
+
+    @property
+    def prepare_info(self) -> pathlib.Path:
+        return self.work / "prepare.json"
+
+    @property
+    def forward(self) -> pathlib.Path:
+        return self.work / "align.fwd"
+
+    @property
+    def reverse(self) -> pathlib.Path:
+        return self.work / "align.rev"
+
+    @property
+    def align_info(self) -> pathlib.Path:
+        return self.work / "align.json"
+
+    def aligned(self, symmetrization: str) -> pathlib.Path:
+        return self.work / f"aligned.{align_mod.canonical_symmetrization(symmetrization)}"
+
+    def phrase_table(self, index: int) -> pathlib.Path:
+        return self.work / f"phrase-table.{index}.gz"
+
+    def phrases_info(self, index: int) -> pathlib.Path:
+        return self.work / f"phrases.{index}.json"
+
+    def reordering_table(self, index: int) -> pathlib.Path:
+        return self.work / f"reordering-table.{index}.gz"
+
+    def reordering_info(self, index: int) -> pathlib.Path:
+        return self.work / f"reordering.{index}.json"
+
+    def lm(self, index: int) -> pathlib.Path:
+        return self.work / f"lm.{index}.arpa.gz"
+
+    def lm_info(self, index: int) -> pathlib.Path:
+        return self.work / f"lm.{index}.json"
 
 
 def cpu_seconds() -> float:
@@ -106,8 +181,10 @@ def peak_memory_mib() -> float:
 def stage_prepare(
     src: str | os.PathLike,
     tgt: str | os.PathLike,
-    work: str | os.PathLike,
     *,
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
+    prepare_info: str | os.PathLike,
     src_lang: str,
     tgt_lang: str,
     tokenize: str = "auto",
@@ -115,71 +192,58 @@ def stage_prepare(
     max_length: int = 80,
     max_ratio: float = 9.0,
 ) -> dict:
-    """Read, tokenize, lowercase and clean a pair; write ``corpus.src``/``corpus.tgt``."""
-    work = pathlib.Path(work)
+    """Read, tokenize, lowercase and clean a pair; write ``corpus_src``/``corpus_tgt`` and the
+    counts to ``prepare_info``."""
     s_lines, t_lines = corpus_mod.read_parallel(src, tgt)
     s_out, t_out, report = corpus_mod.prepare_corpus(
         s_lines, t_lines, src_lang=src_lang, tgt_lang=tgt_lang, tokenize=tokenize, lowercase=lowercase,
         max_length=max_length, max_ratio=max_ratio, src_path=src,
     )
-    work.mkdir(parents=True, exist_ok=True)
-    write_lines(work / "corpus.src", s_out)
-    write_lines(work / "corpus.tgt", t_out)
+    write_lines(corpus_src, s_out)
+    write_lines(corpus_tgt, t_out)
     info = {
         "source": os.fspath(src), "target": os.fspath(tgt), "src_lang": src_lang, "tgt_lang": tgt_lang,
         "tokenizer": corpus_mod.SACREMOSES if report.tokenized_here else "", **report.to_dict(),
     }
-    _write_json(work / "prepare.json", info)
+    _write_json(pathlib.Path(prepare_info), info)
     return info
 
 
-def _load_corpus(work: pathlib.Path) -> tuple[list[str], list[str], dict]:
-    info = _read_json(work / "prepare.json", "prepare")
-    return read_lines(work / "corpus.src"), read_lines(work / "corpus.tgt"), info
+def _load_corpus(corpus_src: str | os.PathLike, corpus_tgt: str | os.PathLike) -> tuple[list[str], list[str]]:
+    return read_lines(_need(corpus_src, "prepare")), read_lines(_need(corpus_tgt, "prepare"))
 
 
 # -- stage 2 -----------------------------------------------------------------------------------
 def stage_align(
-    work: str | os.PathLike,
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
     *,
-    symmetrizations: tuple[str, ...] = (DEFAULT_TM0_SYMMETRIZATION, DEFAULT_TM1_SYMMETRIZATION),
+    forward: str | os.PathLike,
+    reverse: str | os.PathLike,
+    aligned: dict[str, str | os.PathLike],
+    align_info: str | os.PathLike,
     seed: int = 0,
     threads: int = 2,
 ) -> dict:
-    """eflomal in both directions, then each requested symmetrization -> ``aligned.<name>``."""
-    work = pathlib.Path(work)
-    src, tgt, _ = _load_corpus(work)
-    names = [align_mod.canonical_symmetrization(s) for s in symmetrizations]
+    """eflomal in both directions (``forward``, ``reverse``), then each symmetrization of
+    ``aligned`` (heuristic name -> file)."""
+    src, tgt = _load_corpus(corpus_src, corpus_tgt)
+    targets = {align_mod.canonical_symmetrization(name): path for name, path in aligned.items()}
     fwd, rev, deterministic = align_mod.run_eflomal(src, tgt, seed=seed, threads=threads)
-    write_lines(work / "align.fwd", fwd)
-    write_lines(work / "align.rev", rev)
+    write_lines(forward, fwd)
+    write_lines(reverse, rev)
     src_len, tgt_len = align_mod.sentence_lengths(src), align_mod.sentence_lengths(tgt)
-    f_links = align_mod.Links.from_lines(fwd, src_len, tgt_len, work / "align.fwd")
-    r_links = align_mod.Links.from_lines(rev, src_len, tgt_len, work / "align.rev")
+    f_links = align_mod.Links.from_lines(fwd, src_len, tgt_len, forward)
+    r_links = align_mod.Links.from_lines(rev, src_len, tgt_len, reverse)
     links = {}
-    for name in dict.fromkeys(names):
+    for name, path in targets.items():
         sym = align_mod.symmetrize(f_links, r_links, src_len, tgt_len, name)
-        write_lines(work / f"aligned.{name}", sym.to_lines())
+        write_lines(path, sym.to_lines())
         links[name] = int(len(sym.src))
     info = {"aligner": "eflomal model 3", "seed": seed, "deterministic": deterministic, "links": links,
             "links_forward": int(len(f_links.src)), "links_reverse": int(len(r_links.src))}
-    _write_json(work / "align.json", info)
+    _write_json(pathlib.Path(align_info), info)
     return info
-
-
-def symmetrize_existing(work: str | os.PathLike, name: str) -> None:
-    """Write ``aligned.<name>`` from ``align.fwd``/``align.rev`` when it is missing."""
-    work = pathlib.Path(work)
-    name = align_mod.canonical_symmetrization(name)
-    if (work / f"aligned.{name}").is_file():
-        return
-    src, tgt, _ = _load_corpus(work)
-    src_len, tgt_len = align_mod.sentence_lengths(src), align_mod.sentence_lengths(tgt)
-    if not (work / "align.fwd").is_file():
-        raise InputError("missing align.fwd: run 'smtlib train align' first", work)
-    f_links = align_mod.Links.from_lines(read_lines(work / "align.fwd", allow_empty=True), src_len, tgt_len, work / "align.fwd")
-    r_links = align_mod.Links.from_lines(read_lines(work / "align.rev", allow_empty=True), src_len, tgt_len, work / "align.rev")
-    write_lines(work / f"aligned.{name}", align_mod.symmetrize(f_links, r_links, src_len, tgt_len, name).to_lines())
 
 
 # -- stage 3/4 ---------------------------------------------------------------------------------
@@ -290,74 +354,108 @@ def _per_template(fired: np.ndarray, vocab) -> list[int]:
 
 
 def stage_phrases(
-    work: str | os.PathLike,
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
+    aligned: str | os.PathLike,
     *,
-    index: int = 0,
+    phrase_table: str | os.PathLike,
+    phrases_info: str | os.PathLike,
+    reordering_table: str | os.PathLike | None = None,
     symmetrization: str = DEFAULT_TM0_SYMMETRIZATION,
     sparse: bool = False,
-    reordering: bool = False,
     max_length: int = 7,
     limit: int = DEFAULT_TABLE_LIMIT,
     timings: dict | None = None,
 ) -> dict:
-    """Phrase table ``phrase-table.K.gz`` from ``aligned.<symmetrization>`` (and the reordering
-    table from the same extraction with ``reordering``)."""
-    work = pathlib.Path(work)
+    """Phrase table ``phrase_table`` from the alignment ``aligned`` (made with ``symmetrization``,
+    recorded in ``phrases_info``), and the reordering table ``reordering_table`` from the same
+    extraction when it is given."""
     name = align_mod.canonical_symmetrization(symmetrization)
-    symmetrize_existing(work, name)
-    src, tgt, _ = _load_corpus(work)
-    aligned = read_lines(work / f"aligned.{name}", allow_empty=True)
+    src, tgt = _load_corpus(corpus_src, corpus_tgt)
+    aligned_lines = read_lines(_need(aligned, f"align --symmetrize {name}"), allow_empty=True)
     info = build_phrase_tables(
-        src, tgt, aligned, phrase_table=work / f"phrase-table.{index}.gz",
-        reordering_table=(work / f"reordering-table.{index}.gz") if reordering else None, sparse=sparse,
-        max_length=max_length, limit=limit, alignment_path=work / f"aligned.{name}", timings=timings,
+        src, tgt, aligned_lines, phrase_table=phrase_table, reordering_table=reordering_table, sparse=sparse,
+        max_length=max_length, limit=limit, alignment_path=aligned, timings=timings,
     )
-    info.update(symmetrization=name, sparse=sparse, reordering=reordering)
-    _write_json(work / f"phrases.{index}.json", info)
+    info.update(symmetrization=name, sparse=sparse, reordering=reordering_table is not None)
+    _write_json(pathlib.Path(phrases_info), info)
     return info
 
 
-def stage_reordering(work: str | os.PathLike, *, index: int = 0, timings: dict | None = None) -> dict:
-    """``reordering-table.K.gz`` for the pairs of ``phrase-table.K.gz`` (same extraction settings)."""
-    work = pathlib.Path(work)
-    pinfo = _read_json(work / f"phrases.{index}.json", "phrases")
-    src, tgt, _ = _load_corpus(work)
+def phrases_symmetrization(phrases_info: str | os.PathLike) -> str:
+    """The alignment a phrase table was extracted from (its ``phrases.K.json``)."""
+    return _read_json(phrases_info, "phrases")["symmetrization"]
+
+
+def stage_reordering(
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
+    aligned: str | os.PathLike,
+    phrases_info: str | os.PathLike,
+    *,
+    reordering_table: str | os.PathLike,
+    reordering_info: str | os.PathLike,
+    timings: dict | None = None,
+) -> dict:
+    """``reordering_table`` for the pairs of the phrase table that ``phrases_info`` describes (same
+    alignment, phrase length and table limit); its sizes go to ``reordering_info`` (the phrase
+    table's own ``phrases_info`` is left as its stage wrote it)."""
+    pinfo = _read_json(phrases_info, "phrases")
+    src, tgt = _load_corpus(corpus_src, corpus_tgt)
     name = pinfo["symmetrization"]
-    aligned = read_lines(work / f"aligned.{name}", allow_empty=True)
+    aligned_lines = read_lines(_need(aligned, f"align --symmetrize {name}"), allow_empty=True)
     info = build_phrase_tables(
-        src, tgt, aligned, phrase_table=None, reordering_table=work / f"reordering-table.{index}.gz",
-        max_length=pinfo["max_phrase_length"], limit=pinfo["table_limit"], alignment_path=work / f"aligned.{name}",
+        src, tgt, aligned_lines, phrase_table=None, reordering_table=reordering_table,
+        max_length=pinfo["max_phrase_length"], limit=pinfo["table_limit"], alignment_path=aligned,
         timings=timings,
     )
-    pinfo["reordering"] = True
-    _write_json(work / f"phrases.{index}.json", pinfo)
+    info.update(symmetrization=name)
+    _write_json(pathlib.Path(reordering_info), info)
     return info
 
 
 # -- stage 5 -----------------------------------------------------------------------------------
-def stage_lm(work: str | os.PathLike, *, index: int = 0, order: int = 4, text: str | os.PathLike | None = None,
-             lowercase: bool | None = None) -> dict:
-    """``lm.K.arpa.gz``: MKN n-gram model of ``text`` (default: the prepared target side)."""
-    work = pathlib.Path(work)
+def lm_text(
+    *,
+    corpus_tgt: str | os.PathLike | None = None,
+    text: str | os.PathLike | None = None,
+    prepare_info: str | os.PathLike | None = None,
+    lowercase: bool | None = None,
+) -> tuple[list[str], str]:
+    """The training text of an LM and how to name it: the prepared target side ``corpus_tgt``, or
+    other target-language ``text`` (lowercased when ``lowercase``; by default as the prepared corpus
+    of ``prepare_info``, none given: not lowercased)."""
+    if (corpus_tgt is None) == (text is None):
+        raise InputError("the LM needs either the prepared target side or a --text, not both")
     if text is None:
-        lines = read_lines(work / "corpus.tgt") if (work / "corpus.tgt").is_file() else None
-        if lines is None:
-            raise InputError("missing corpus.tgt: run 'smtlib train prepare' first or give --text", work)
-        source = "target side of the training corpus"
-    else:
-        lines = read_lines(text, what="LM text")
-        if lowercase is None:
-            prep = work / "prepare.json"
-            lowercase = json.loads(prep.read_text())["lowercase"] if prep.is_file() else False
-        if lowercase:
-            lines = [line.lower() for line in lines]
-        source = os.fspath(text)
-    lm = NGramLM(lines, order)
-    lm.write_arpa(work / f"lm.{index}.arpa.gz")
-    info = {"order": order, "text": source, "sentences": lm.n_sentences, "tokens": lm.n_tokens,
-            "ngrams": lm.ngram_counts(), "discounts": [list(t.discounts) for t in lm.tables],
-            "discount_fallback_orders": lm.fallback_orders}
-    _write_json(work / f"lm.{index}.json", info)
+        return read_lines(_need(corpus_tgt, "prepare")), "target side of the training corpus"
+    lines = read_lines(text, what="LM text")
+    if lowercase is None:
+        lowercase = bool(_read_json(prepare_info, "prepare")["lowercase"]) if prepare_info is not None else False
+    if lowercase:
+        lines = [line.lower() for line in lines]
+    return lines, os.fspath(text)
+
+
+def stage_lm(
+    *,
+    lm: str | os.PathLike,
+    lm_info: str | os.PathLike,
+    order: int = 4,
+    corpus_tgt: str | os.PathLike | None = None,
+    text: str | os.PathLike | None = None,
+    prepare_info: str | os.PathLike | None = None,
+    lowercase: bool | None = None,
+) -> dict:
+    """``lm``: MKN n-gram model of the prepared target side ``corpus_tgt`` or of ``text`` (see
+    :func:`lm_text`); its sizes and discounts go to ``lm_info``."""
+    lines, source = lm_text(corpus_tgt=corpus_tgt, text=text, prepare_info=prepare_info, lowercase=lowercase)
+    model = NGramLM(lines, order)
+    model.write_arpa(lm)
+    info = {"order": order, "text": source, "sentences": model.n_sentences, "tokens": model.n_tokens,
+            "ngrams": model.ngram_counts(), "discounts": [list(t.discounts) for t in model.tables],
+            "discount_fallback_orders": model.fallback_orders}
+    _write_json(pathlib.Path(lm_info), info)
     return info
 
 
@@ -373,9 +471,25 @@ def _link_or_copy(src: pathlib.Path, dest: pathlib.Path) -> None:
     os.replace(tmp, dest)
 
 
-def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_set: str,
-                   count_bins: str | None = None) -> ModelSpec:
-    """Collect the components of ``feature_set`` from WORK into the model directory ``out``.
+def stage_assemble(
+    out: str | os.PathLike,
+    *,
+    feature_set: str,
+    prepare_info: str | os.PathLike,
+    phrase_tables: list[str | os.PathLike],
+    phrases_infos: list[str | os.PathLike],
+    lms: list[str | os.PathLike],
+    lm_infos: list[str | os.PathLike],
+    reordering_table: str | os.PathLike | None = None,
+    align_info: str | os.PathLike | None = None,
+    count_bins: str | None = None,
+) -> ModelSpec:
+    """Collect the components of ``feature_set`` into the model directory ``out``.
+
+    ``phrase_tables`` (with their ``phrases_infos``) and ``lms`` (with their ``lm_infos``) are
+    TranslationModel0[, TranslationModel1] and LM0[, LM1]; ``reordering_table`` is
+    LexicalReordering0 (sets with reordering); ``prepare_info`` gives the languages and the
+    preprocessing, ``align_info`` (optional) the alignment seed for the descriptions.
 
     What each set collects is its entry in :data:`smtlib.system.feature_sets.FEATURE_SETS`.
     ``count_bins`` overrides the set's: ``"exact"`` (sparse sets only) writes TranslationModel0's
@@ -389,18 +503,24 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
     if count_bins == "exact" and not fs.sparse:
         raise InputError(f"exact count bins (the over-fitting set) need a feature set with sparse features, "
                          f"not {feature_set}")
-    work, out = pathlib.Path(work), pathlib.Path(out)
-    prep = _read_json(work / "prepare.json", "prepare")
-    align_info = _read_json(work / "align.json", "align") if (work / "align.json").is_file() else {}
+    out = pathlib.Path(out)
+    prep = _read_json(prepare_info, "prepare")
+    align = _read_json(align_info, "align") if align_info is not None else {}
     n_tm, n_lm = fs.translation_models, fs.language_models
-    tms, lms, rts = [], [], []
+    if (len(phrase_tables), len(phrases_infos), len(lms), len(lm_infos)) != (n_tm, n_tm, n_lm, n_lm):
+        raise InputError(
+            f"the {feature_set} feature set takes {n_tm} phrase table(s) with their info and {n_lm} LM(s) with "
+            f"their info, got {len(phrase_tables)}, {len(phrases_infos)}, {len(lms)} and {len(lm_infos)}"
+        )
+    tms, lms_, rts = [], [], []
+    sources: dict[str, tuple[str | os.PathLike, str]] = {}  # component -> (file, the stage writing it)
     max_len = 7
     for k in range(n_tm):
-        p = _read_json(work / f"phrases.{k}.json", f"phrases --index {k}")
+        p = _read_json(phrases_infos[k], f"phrases --index {k}")
         if fs.sparse and k == 0 and not p.get("sparse"):
-            raise InputError(f"the {feature_set} feature set needs phrase-table.0 built with --sparse", work / "phrases.0.json")
+            raise InputError(f"the {feature_set} feature set needs phrase-table.0 built with --sparse", phrases_infos[k])
         max_len = max(max_len, p["max_phrase_length"]) if k else p["max_phrase_length"]
-        desc = (f"phrases up to {p['max_phrase_length']} words from eflomal (seed {align_info.get('seed', '?')}) "
+        desc = (f"phrases up to {p['max_phrase_length']} words from eflomal (seed {align.get('seed', '?')}) "
                 f"alignments symmetrized with {p['symmetrization']}; {p['pairs_written']} pairs "
                 f"(table limit {p['table_limit'] or 'none'}); scores p(f|e) lex(f|e) p(e|f) lex(e|f)")
         if k == 1:
@@ -410,29 +530,30 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
             if count_bins == "exact":
                 desc += " (count-bin: one feature per joint count, the over-fitting set of Cherry & Foster 2012 §5.1)"
         tms.append(Component(f"TranslationModel{k}", f"phrase-table.{k}.gz", None, desc))
+        sources[tms[-1].name] = (phrase_tables[k], f"phrases --index {k}")
     for k in range(n_lm):
-        info = _read_json(work / f"lm.{k}.json", f"lm --index {k}")
+        info = _read_json(lm_infos[k], f"lm --index {k}")
         desc = f"{info['order']}-gram interpolated modified Kneser-Ney LM of the {info['text']} ({info['tokens']} tokens)"
-        lms.append(Component(f"LM{k}", f"lm.{k}.arpa.gz", info["order"], desc))
+        lms_.append(Component(f"LM{k}", f"lm.{k}.arpa.gz", info["order"], desc))
+        sources[lms_[-1].name] = (lms[k], f"lm --index {k}")
     if fs.reordering:
-        p0 = _read_json(work / "phrases.0.json", "phrases --index 0")
-        if not p0.get("reordering"):
-            raise InputError(f"the {feature_set} feature set needs reordering-table.0: run 'smtlib train reordering --index 0'", work)
+        if reordering_table is None or not pathlib.Path(reordering_table).is_file():
+            raise InputError(f"the {feature_set} feature set needs reordering-table.0: run 'smtlib train reordering "
+                             "--index 0'", reordering_table)
         rts.append(Component("LexicalReordering0", "reordering-table.0.gz", None,
                              "msd-bidirectional-fe (word-based orientations), Moses smoothing 0.5, pairs of TranslationModel0"))
+        sources[rts[-1].name] = (reordering_table, "reordering --index 0")
     dense = fs.dense_features()
     spec = ModelSpec(
         source_lang=prep["src_lang"], target_lang=prep["tgt_lang"], feature_set=feature_set,
         lowercase=bool(prep["lowercase"]), tokenized_input=not prep["tokenizer"], max_phrase_length=max_len,
-        dense_features=dense, phrase_tables=tms, language_models=lms, reordering=rts,
+        dense_features=dense, phrase_tables=tms, language_models=lms_, reordering=rts,
         sparse_templates=([t if t != "count-bin" or count_bins == "paper" else "count-bin-exact" for t in TEMPLATES]
                           if fs.sparse else []), tokenizer=prep["tokenizer"],
     )
     out.mkdir(parents=True, exist_ok=True)
-    for comp in tms + lms + rts:
-        source = work / comp.path
-        if not source.is_file():
-            raise InputError(f"missing {comp.path}: its stage has not run", work)
+    for comp in tms + lms_ + rts:
+        source = _need(*sources[comp.name])
         if count_bins == "exact" and comp.name == "TranslationModel0":
             from smtlib.system.sparse import exact_count_table
 
@@ -442,6 +563,21 @@ def stage_assemble(work: str | os.PathLike, out: str | os.PathLike, *, feature_s
     write_weights(out / "weights.init", default_weights(spec), header="hand-set starting weights (Moses train-model.perl defaults)")
     write_model_spec(out, spec)
     return spec
+
+
+def assemble_inputs(files: WorkFiles, feature_set: str) -> dict:
+    """The inputs of :func:`stage_assemble` for ``feature_set`` under the default names in WORK
+    (``align.json`` only when it is there: it only names the alignment seed)."""
+    fs = lookup_feature_set(feature_set)
+    return {
+        "prepare_info": files.prepare_info,
+        "align_info": files.align_info if files.align_info.is_file() else None,
+        "phrase_tables": [files.phrase_table(k) for k in range(fs.translation_models)],
+        "phrases_infos": [files.phrases_info(k) for k in range(fs.translation_models)],
+        "lms": [files.lm(k) for k in range(fs.language_models)],
+        "lm_infos": [files.lm_info(k) for k in range(fs.language_models)],
+        "reordering_table": files.reordering_table(0) if fs.reordering else None,
+    }
 
 
 # -- everything --------------------------------------------------------------------------------
@@ -499,24 +635,36 @@ def build(
             log(f"{name}: done in {report['stages'][name]['seconds']:.1f} s ({report['stages'][name]['cpu_seconds']:.1f} s CPU)")
         return result
 
+    files = WorkFiles(work)
+    corpus = (files.corpus_src, files.corpus_tgt)
     t_all = time.perf_counter()
-    timed("prepare", stage_prepare, src, tgt, work, src_lang=options.src_lang, tgt_lang=options.tgt_lang,
+    timed("prepare", stage_prepare, src, tgt, corpus_src=files.corpus_src, corpus_tgt=files.corpus_tgt,
+          prepare_info=files.prepare_info, src_lang=options.src_lang, tgt_lang=options.tgt_lang,
           tokenize=options.tokenize, lowercase=options.lowercase, max_length=options.max_length,
           max_ratio=options.max_ratio)
     syms = (DEFAULT_TM0_SYMMETRIZATION, tm1_sym)[:fs.translation_models]
-    timed("align", stage_align, work, symmetrizations=syms, seed=options.seed, threads=options.threads)
+    timed("align", stage_align, *corpus, forward=files.forward, reverse=files.reverse,
+          aligned={name: files.aligned(name) for name in syms}, align_info=files.align_info, seed=options.seed,
+          threads=options.threads)
     sub: dict = {}
     first = "phrases0+reordering" if fs.reordering else "phrases0"
-    timed(first, stage_phrases, work, index=0, symmetrization=syms[0], sparse=fs.sparse, reordering=fs.reordering,
-          max_length=options.max_phrase_length, limit=options.table_limit, timings=sub)
+    timed(first, stage_phrases, *corpus, files.aligned(syms[0]), phrase_table=files.phrase_table(0),
+          phrases_info=files.phrases_info(0), reordering_table=files.reordering_table(0) if fs.reordering else None,
+          symmetrization=syms[0], sparse=fs.sparse, max_length=options.max_phrase_length, limit=options.table_limit,
+          timings=sub)
     report["stages"][first]["parts"] = {k: round(v, 3) for k, v in sub.items()}
     for k in range(1, fs.translation_models):
-        timed(f"phrases{k}", stage_phrases, work, index=k, symmetrization=syms[k],
-              max_length=options.max_phrase_length, limit=options.table_limit)
+        timed(f"phrases{k}", stage_phrases, *corpus, files.aligned(syms[k]), phrase_table=files.phrase_table(k),
+              phrases_info=files.phrases_info(k), symmetrization=syms[k], max_length=options.max_phrase_length,
+              limit=options.table_limit)
     for k in range(fs.language_models):
-        timed(f"lm{k}", stage_lm, work, index=k, order=options.lm1_order if k else options.lm_order,
-              text=options.lm1_text if k else None)
-    spec = timed("assemble", lambda: stage_assemble(work, out, feature_set=options.feature_set).to_dict())
+        text = options.lm1_text if k else None
+        source = {"text": text, "prepare_info": files.prepare_info} if text else {"corpus_tgt": files.corpus_tgt}
+        timed(f"lm{k}", stage_lm, lm=files.lm(k), lm_info=files.lm_info(k),
+              order=options.lm1_order if k else options.lm_order, **source)
+    spec = timed("assemble", lambda: stage_assemble(
+        out, feature_set=options.feature_set, **assemble_inputs(files, options.feature_set)
+    ).to_dict())
     report["stages"]["assemble"]["result"] = {"model": os.fspath(out), "dense": spec["dense_features"]}
     if compile_model is not None:
         timed("compile", compile_model, out)
