@@ -156,18 +156,20 @@ def sweep_settings():
 
 
 # ---------------------------------------------------------------- path builders
-def data_path(pair, name):
-    return f"results/data/{pair}/{name}"
+def data_path(pair, name=None):
+    """A corpus file of a pair (`smtlib data fetch`), or their directory."""
+    return f"results/data/{pair}" if name is None else f"results/data/{pair}/{name}"
 
 
-def work_path(pair, name=""):
-    """smtlib train's work directory of a pair (every stage reads and writes fixed names in it)."""
-    return os.path.join(f"results/systems/{pair}/work", name)
+def work_path(pair, name):
+    """A stage file of a pair's system (`smtlib train STAGE`, under the names `smtlib train build` uses)."""
+    return f"results/systems/{pair}/work/{name}"
 
 
-def model_dir(pair, feature_set, name=""):
-    """A system's model directory (`smtlib train assemble`), or the file ``name`` in it."""
-    return os.path.join(f"results/systems/{pair}/{feature_set}", name)
+def model_dir(pair, feature_set, name=None):
+    """A system's model directory (`smtlib train assemble --out`), or the file ``name`` in it."""
+    directory = f"results/systems/{pair}/{feature_set}"
+    return directory if name is None else f"{directory}/{name}"
 
 
 # the wildcard pattern of a run directory (the rules of rules/tune.smk and rules/evaluate.smk)
@@ -258,6 +260,7 @@ def all_targets():
 TM1_SYMMETRIZATION = canonical_symmetrization(config["system"]["tm1_symmetrization"])
 # the symmetrized alignments `smtlib train align` writes: TM0's diag-and and TM1's (once each)
 ALIGNMENTS = list(dict.fromkeys(["grow-diag-final-and", TM1_SYMMETRIZATION]))
+TM1_ALIGNED = f"aligned.{TM1_SYMMETRIZATION}"  # the alignment TM1 is extracted from
 
 
 def src_lang(wildcards):
@@ -273,17 +276,35 @@ def lm_order(wildcards):
     return config["system"]["lm_order" if wildcards.index == "0" else "lm1_order"]
 
 
-def system_components(wildcards):
-    """What `smtlib train assemble` reads for a feature set: TM0 (+ reordering), LM0; + TM1, LM1."""
-    indices = [str(k) for k in FEATURE_SETS[wildcards.fs].indices()]
-    names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
-    return [work_path(wildcards.pair, n.format(k)) for k in indices for n in names]
+def component_files(name, feature_set=None):
+    """An input function of `smtlib train assemble`: the stage file ``name`` ("phrase-table.{}.gz",
+    "lm.{}.json", ...) of each TM/LM index of the feature set (TM0, LM0; + TM1, LM1), for the rule's
+    {fs} or the given ``feature_set``."""
+
+    def files(wildcards):
+        fs = FEATURE_SETS[feature_set or wildcards.fs]
+        return [work_path(wildcards.pair, name.format(k)) for k in fs.indices()]
+
+    return files
 
 
-def overfit_components(wildcards):
-    """What Figure 1's over-fitting set is assembled from: Big's components (rules/overfit.smk)."""
-    names = ["phrases.{}.json", "phrase-table.{}.gz", "lm.{}.arpa.gz", "lm.{}.json"]
-    return [work_path(wildcards.pair, n.format(k)) for k in ("0", "1") for n in names]
+def reordering_file(feature_set=None):
+    """An input function: LexicalReordering0's table, for the feature sets with reordering."""
+
+    def files(wildcards):
+        fs = FEATURE_SETS[feature_set or wildcards.fs]
+        return (
+            [work_path(wildcards.pair, "reordering-table.0.gz")]
+            if fs.reordering
+            else []
+        )
+
+    return files
+
+
+def reordering_option(wildcards, input):
+    """`--reordering-table FILE` when the feature set has one."""
+    return f"--reordering-table {input.reordering}" if input.reordering else ""
 
 
 def limit_options():
@@ -352,31 +373,6 @@ def tune_settings(wildcards):
 def tune_seed(wildcards):
     """A different seed per iteration: the runs differ by their dev sub-sample, not by seed (§4.3)."""
     return config["tuning"]["seed"] * 1000 + int(wildcards.it)
-
-
-def model_of(wildcards, input):
-    """The model directory, from the model.yaml input (a param derived from the input, not hard-coded)."""
-    return os.path.dirname(input.model)
-
-
-def work_of(wildcards, output):
-    """smtlib train's work directory, from the first output (every stage writes fixed names in it)."""
-    return os.path.dirname(output[0])
-
-
-def input_dir_of(wildcards, input):
-    """The directory of the first input."""
-    return os.path.dirname(input[0])
-
-
-def dir_of(wildcards, output):
-    """The directory of the first output."""
-    return os.path.dirname(output[0])
-
-
-def prefix_of(wildcards, output):
-    """The first output without its extension (scripts that take an output prefix)."""
-    return os.path.splitext(output[0])[0]
 
 
 # ---------------------------------------------------------------- input functions: the tuning loop

@@ -10,7 +10,7 @@ rule data_train:
     params:
         where=data_dir_option(),
         limits=limit_options(),
-        out=dir_of,
+        out=data_path("{pair}"),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -30,7 +30,7 @@ rule data_dev:
     params:
         where=data_dir_option(),
         limits=limit_options(),
-        out=dir_of,
+        out=data_path("{pair}"),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -48,7 +48,7 @@ rule data_test:
     params:
         where=data_dir_option(),
         limits=limit_options(),
-        out=dir_of,
+        out=data_path("{pair}"),
     conda:
         "../envs/smtlib.yaml"
     log:

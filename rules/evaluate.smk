@@ -13,7 +13,6 @@ rule decode_test:
         best=run_path("test.{testset}.1best"),
         bleu=run_path("test.{testset}.bleu.json"),
     params:
-        model=model_of,
         search=decoder_options,
         bleu=bleu_options(),
     threads: 2
@@ -26,7 +25,7 @@ rule decode_test:
     resources:
         mem_mb=3000,
     shell:
-        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--output {output.best} --jobs {threads} {params.search} "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"

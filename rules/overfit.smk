@@ -6,20 +6,26 @@
 
 rule train_assemble_overfit:
     input:
-        overfit_components,
+        prepare=rules.train_prepare.output.info,
+        align=rules.train_align.output.info,
+        tables=component_files("phrase-table.{}.gz", "overfit"),
+        table_infos=component_files("phrases.{}.json", "overfit"),
+        lms=component_files("lm.{}.arpa.gz", "overfit"),
+        lm_infos=component_files("lm.{}.json", "overfit"),
+        reordering=reordering_file("overfit"),
     output:
         spec=model_dir("{pair}", "overfit", "model.yaml"),
         weights=model_dir("{pair}", "overfit", "weights.init"),
-    params:
-        work=input_dir_of,
-        out=dir_of,
+        compiled=model_dir("{pair}", "overfit", "compiled.bin"),
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/systems/{pair}/assemble.overfit.log",
     shell:
-        "smtlib train assemble --work {params.work} --feature-set big --count-bins exact --out {params.out} "
-        "> {log} 2>&1"
+        "smtlib train assemble --feature-set big --count-bins exact --prepare-info {input.prepare} "
+        "--align-info {input.align} --phrase-table {input.tables} --phrases-info {input.table_infos} "
+        "--lm {input.lms} --lm-info {input.lm_infos} --reordering-table {input.reordering} "
+        "--out {output.spec} > {log} 2>&1"
 
 
 ruleorder: train_assemble_overfit > train_assemble

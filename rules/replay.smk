@@ -10,14 +10,13 @@ rule replay_data:
         [replay_file(n) for n in REPLAY_NAMES],
     params:
         files=replay_keys(),
-        out=dir_of,
         where=data_dir_option(),
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/replay/data.log",
     shell:
-        "smtlib data copy {params.files} --out-dir {params.out} {params.where} > {log} 2>&1"
+        "smtlib data copy {params.files} --out {output} {params.where} > {log} 2>&1"
 
 
 rule replay_init:

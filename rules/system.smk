@@ -1,5 +1,6 @@
 # Stage 3: one system per (pair, feature set), built once and shared by every tuning run
-# (smtlib train, stage by stage in one work directory per pair; Cherry & Foster 2012 §4.2).
+# (smtlib train, stage by stage; Cherry & Foster 2012 §4.2). Every stage is given exactly the files
+# it reads and writes (work_path: the names `smtlib train build` uses in its work directory).
 # small, medium and big share the alignment, TM1 and the LMs; phrase-table.0 carries the big
 # set's sparse field when big is built (a small/medium model ignores that field).
 # With decoder.backend moses, export_moses writes each system as a Moses system for the decode jobs.
@@ -16,7 +17,6 @@ rule train_prepare:
     params:
         src_lang=src_lang,
         tgt_lang=tgt_lang,
-        work=work_of,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -27,19 +27,20 @@ rule train_prepare:
         mem_mb=2000,
     shell:
         "smtlib train prepare --src {input.src} --tgt {input.tgt} --src-lang {params.src_lang} "
-        "--tgt-lang {params.tgt_lang} --work {params.work} > {log} 2>&1"
+        "--tgt-lang {params.tgt_lang} --corpus-src {output.src} --corpus-tgt {output.tgt} "
+        "--prepare-info {output.info} > {log} 2>&1"
 
 
 rule train_align:
     input:
-        rules.train_prepare.output,
+        src=rules.train_prepare.output.src,
+        tgt=rules.train_prepare.output.tgt,
     output:
         fwd=work_path("{pair}", "align.fwd"),
         rev=work_path("{pair}", "align.rev"),
         aligned=expand(work_path("{{pair}}", "aligned.{sym}"), sym=ALIGNMENTS),
         info=work_path("{pair}", "align.json"),
     params:
-        work=work_of,
         symmetrize=" ".join(ALIGNMENTS),
         seed=config["system"]["seed"],
     threads: 2
@@ -52,19 +53,21 @@ rule train_align:
     resources:
         mem_mb=2000,
     shell:
-        "smtlib train align --work {params.work} --symmetrize {params.symmetrize} "
+        "smtlib train align --corpus-src {input.src} --corpus-tgt {input.tgt} --symmetrize {params.symmetrize} "
+        "--aligned {output.aligned} --forward {output.fwd} --reverse {output.rev} --align-info {output.info} "
         "--seed {params.seed} --threads {threads} > {log} 2>&1"
 
 
 rule train_phrases0:
     input:
-        rules.train_align.output,
+        src=rules.train_prepare.output.src,
+        tgt=rules.train_prepare.output.tgt,
+        aligned=work_path("{pair}", "aligned.grow-diag-final-and"),
     output:
         table=work_path("{pair}", "phrase-table.0.gz"),
         reordering=work_path("{pair}", "reordering-table.0.gz"),
         info=work_path("{pair}", "phrases.0.json"),
     params:
-        work=work_of,
         sparse=needs_sparse,
         length=config["system"]["max_phrase_length"],
         limit=config["system"]["table_limit"],
@@ -77,19 +80,21 @@ rule train_phrases0:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train phrases --work {params.work} --index 0 --symmetrization grow-diag-final-and "
-        "--reordering {params.sparse} --max-phrase-length {params.length} --table-limit {params.limit} "
-        "> {log} 2>&1"
+        "smtlib train phrases --corpus-src {input.src} --corpus-tgt {input.tgt} --aligned {input.aligned} "
+        "--symmetrization grow-diag-final-and --phrase-table {output.table} --phrases-info {output.info} "
+        "--reordering-table {output.reordering} {params.sparse} --max-phrase-length {params.length} "
+        "--table-limit {params.limit} > {log} 2>&1"
 
 
 rule train_phrases1:
     input:
-        rules.train_align.output,
+        src=rules.train_prepare.output.src,
+        tgt=rules.train_prepare.output.tgt,
+        aligned=work_path("{pair}", TM1_ALIGNED),
     output:
         table=work_path("{pair}", "phrase-table.1.gz"),
         info=work_path("{pair}", "phrases.1.json"),
     params:
-        work=work_of,
         tm1=TM1_SYMMETRIZATION,
         length=config["system"]["max_phrase_length"],
         limit=config["system"]["table_limit"],
@@ -102,18 +107,18 @@ rule train_phrases1:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train phrases --work {params.work} --index 1 --symmetrization {params.tm1} "
+        "smtlib train phrases --corpus-src {input.src} --corpus-tgt {input.tgt} --aligned {input.aligned} "
+        "--symmetrization {params.tm1} --phrase-table {output.table} --phrases-info {output.info} "
         "--max-phrase-length {params.length} --table-limit {params.limit} > {log} 2>&1"
 
 
 rule train_lm:
     input:
-        rules.train_prepare.output,
+        tgt=rules.train_prepare.output.tgt,
     output:
         lm=work_path("{pair}", "lm.{index}.arpa.gz"),
         info=work_path("{pair}", "lm.{index}.json"),
     params:
-        work=work_of,
         order=lm_order,
     conda:
         "../envs/smtlib.yaml"
@@ -124,19 +129,28 @@ rule train_lm:
     resources:
         mem_mb=2000,
     shell:
-        "smtlib train lm --work {params.work} --index {wildcards.index} --order {params.order} > {log} 2>&1"
+        "smtlib train lm --corpus-tgt {input.tgt} --order {params.order} --lm {output.lm} "
+        "--lm-info {output.info} > {log} 2>&1"
 
 
+# The model directory's tables and LMs are hard links of the work files above (copies where the
+# file system has none); being links, they keep their source's time, so they are not declared
+# (Snakemake would see them older than the job's other inputs and rerun it forever).
 rule train_assemble:
     input:
-        system_components,
+        prepare=rules.train_prepare.output.info,
+        align=rules.train_align.output.info,
+        tables=component_files("phrase-table.{}.gz"),
+        table_infos=component_files("phrases.{}.json"),
+        lms=component_files("lm.{}.arpa.gz"),
+        lm_infos=component_files("lm.{}.json"),
+        reordering=reordering_file(),
     output:
         spec=model_dir("{pair}", "{fs}", "model.yaml"),
         weights=model_dir("{pair}", "{fs}", "weights.init"),
         compiled=model_dir("{pair}", "{fs}", "compiled.bin"),
     params:
-        work=input_dir_of,
-        out=dir_of,
+        reordering=reordering_option,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -146,7 +160,9 @@ rule train_assemble:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train assemble --work {params.work} --feature-set {wildcards.fs} --out {params.out} > {log} 2>&1"
+        "smtlib train assemble --feature-set {wildcards.fs} --prepare-info {input.prepare} "
+        "--align-info {input.align} --phrase-table {input.tables} --phrases-info {input.table_infos} "
+        "--lm {input.lms} --lm-info {input.lm_infos} {params.reordering} --out {output.spec} > {log} 2>&1"
 
 
 rule init_weights:
@@ -155,14 +171,13 @@ rule init_weights:
     output:
         model_dir("{pair}", "{fs}", "init.weights"),
     params:
-        model=dir_of,
         ones=" ".join(config["tuning"]["init_ones"]),
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/systems/{pair}/init_weights.{fs}.log",
     shell:
-        "smtlib data init-weights --model {params.model} --out {output} --ones {params.ones} > {log} 2>&1"
+        "smtlib data init-weights --model {input} --out {output} --ones {params.ones} > {log} 2>&1"
 
 
 rule export_moses:
@@ -172,8 +187,7 @@ rule export_moses:
         ini=model_dir("{pair}", "{fs}", "moses/moses.ini"),
         table=model_dir("{pair}", "{fs}", "moses/phrase-table.gz"),
     params:
-        model=input_dir_of,
-        out=dir_of,
+        out=model_dir("{pair}", "{fs}", "moses"),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -183,4 +197,4 @@ rule export_moses:
     resources:
         mem_mb=2000,
     shell:
-        "smtlib train export-moses --model {params.model} --out {params.out} > {log} 2>&1"
+        "smtlib train export-moses --model {input.spec} --out {params.out} > {log} 2>&1"

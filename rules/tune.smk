@@ -23,7 +23,6 @@ rule decode_first:
         kbest=first_path("dev.kbest.gz"),
         best=first_path("dev.1best"),
     params:
-        model=model_of,
         k=config["tuning"]["k"],
         search=decoder_options,
     threads: 2
@@ -36,7 +35,7 @@ rule decode_first:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} "
         "> {log} 2>&1"
 
@@ -86,7 +85,6 @@ rule decode_dev:
         it=LATER_ITERATION,
         method=methods_regex("kbest", "online"),
     params:
-        model=model_of,
         k=config["tuning"]["k"],
         search=decoder_options,
         bleu=bleu_options(),
@@ -100,7 +98,7 @@ rule decode_dev:
     resources:
         mem_mb=3000,
     shell:
-        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--kbest {output.kbest} --k {params.k} --output {output.best} --jobs {threads} {params.search} "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"

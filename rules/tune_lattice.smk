@@ -21,7 +21,6 @@ rule decode_dev_lattice:
     wildcard_constraints:
         method=methods_regex("lattice"),
     params:
-        model=model_of,
         beam=lattice_beam(),
         search=decoder_options,
         bleu=bleu_options(),
@@ -35,7 +34,7 @@ rule decode_dev_lattice:
     resources:
         mem_mb=3000,
     shell:
-        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--lattice {output.lattice} --lattice-beam {params.beam} --output {output.best} --jobs {threads} "
         "{params.search} "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "

@@ -19,7 +19,6 @@ rule mira_shard:
     wildcard_constraints:
         method=methods_regex("online"),
     params:
-        model=model_of,
         state=state_option,
         settings=tune_settings,
         seed=tune_seed,
@@ -34,7 +33,7 @@ rule mira_shard:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib tune {wildcards.method} --model {params.model} --source {input.src} --refs {input.ref} "
+        "smtlib tune {wildcards.method} --model {input.model} --source {input.src} --refs {input.ref} "
         "--init {input.init} {params.state} --shard {wildcards.shard} --out {output} --seed {params.seed} "
         "{params.settings} {params.search} {params.bleu} > {log} 2>&1"
 

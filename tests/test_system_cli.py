@@ -192,6 +192,55 @@ def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
     assert b"cb_eq" in gzip.decompress((tmp / "overfit" / "phrase-table.0.gz").read_bytes())
     done = cli("train", "assemble", "--work", work, "--feature-set", "medium", "--count-bins", "exact", "--out", tmp / "x")
     assert done.returncode == 2 and "sparse features" in done.stderr
+    # the reordering stage writes its own JSON; the phrase table's stays as 'phrases' wrote it
+    assert json.loads((work / "phrases.0.json").read_text())["reordering"] is False
+    assert json.loads((work / "reordering.0.json").read_text())["symmetrization"] == "grow-diag-final-and"
+
+
+def test_stages_with_explicit_files_only(toy_models, cli):
+    """Every stage given its files one by one, each in a directory of its own (no --work): the same
+    model as 'train build' (model.yaml, weights.init and every table byte for byte); a stage reads
+    nothing it was not given (the inputs live in directories holding nothing else)."""
+    tmp, src, tgt, models = toy_models
+    root = tmp / "explicit"
+
+    def f(name: str) -> pathlib.Path:
+        (root / name).mkdir(parents=True, exist_ok=True)
+        return root / name / name
+
+    steps = [
+        ["prepare", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en", "--corpus-src", f("cs"),
+         "--corpus-tgt", f("ct"), "--prepare-info", f("pi")],
+        ["align", "--corpus-src", f("cs"), "--corpus-tgt", f("ct"), "--symmetrize", "grow-diag-final-and", "union",
+         "--aligned", f("a0"), f("a1"), "--forward", f("fw"), "--reverse", f("rv"), "--align-info", f("ai"),
+         "--seed", "3", "--threads", "1"],
+        ["phrases", "--corpus-src", f("cs"), "--corpus-tgt", f("ct"), "--aligned", f("a0"), "--phrase-table",
+         f("p0.gz"), "--phrases-info", f("j0"), "--reordering-table", f("r0.gz"), "--sparse"],
+        ["phrases", "--corpus-src", f("cs"), "--corpus-tgt", f("ct"), "--aligned", f("a1"), "--symmetrization",
+         "union", "--phrase-table", f("p1.gz"), "--phrases-info", f("j1")],
+        ["lm", "--corpus-tgt", f("ct"), "--order", "4", "--lm", f("l0.gz"), "--lm-info", f("i0")],
+        ["lm", "--corpus-tgt", f("ct"), "--order", "2", "--lm", f("l1.gz"), "--lm-info", f("i1")],
+        ["assemble", "--feature-set", "big", "--prepare-info", f("pi"), "--align-info", f("ai"), "--phrase-table",
+         f("p0.gz"), f("p1.gz"), "--phrases-info", f("j0"), f("j1"), "--lm", f("l0.gz"), f("l1.gz"), "--lm-info",
+         f("i0"), f("i1"), "--reordering-table", f("r0.gz"), "--out", root / "model" / "model.yaml"],
+    ]
+    for step in steps:
+        done = cli("train", *step)
+        assert done.returncode == 0, (step, done.stderr)
+    written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert [p for p in written if not p.startswith("model/")] == sorted(
+        f"{n}/{n}" for n in ("cs", "ct", "pi", "a0", "a1", "fw", "rv", "ai", "p0.gz", "j0", "r0.gz", "p1.gz", "j1",
+                             "l0.gz", "i0", "l1.gz", "i1")
+    )
+    for name in ("model.yaml", "weights.init", "phrase-table.0.gz", "phrase-table.1.gz", "reordering-table.0.gz",
+                 "lm.0.arpa.gz", "lm.1.arpa.gz"):
+        assert (root / "model" / name).read_bytes() == (models["big"] / name).read_bytes(), name
+    # assemble checks what it was given against the feature set
+    done = cli("train", "assemble", "--feature-set", "medium", "--prepare-info", f("pi"), "--phrase-table", f("p0.gz"),
+               "--phrases-info", f("j0"), "--lm", f("l0.gz"), "--lm-info", f("i0"), "--out", root / "bad")
+    assert done.returncode == 2 and "2 phrase table(s)" in done.stderr
+    done = cli("train", "lm", "--order", "2", "--lm", f("l9.gz"), "--lm-info", f("i9"))
+    assert done.returncode == 2 and "--corpus-tgt or --work" in done.stderr
 
 
 def _decode_outputs(cli, model, weights, src, out) -> tuple[dict[str, bytes], str]:

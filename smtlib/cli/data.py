@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("copy", help="copy verified data files (gzipped) into a directory")
     p.add_argument("keys", nargs="+", help="registry keys (see 'smtlib data list')")
-    p.add_argument("--out-dir", required=True, help="directory; KEY a/b/c is written as OUT/b_c.gz")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out-dir", help="directory; KEY a/b/c is written as OUT/b_c.gz")
+    where.add_argument("--out", nargs="+", metavar="FILE", help="one file per KEY, in the same order")
     _where(p)
 
     p = sub.add_parser("locate", help="print the path of a verified copy of one data file")
@@ -72,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out-ids", required=True, help="kept 0-based line ids of the original dev set")
 
     p = sub.add_parser("init-weights", help="initial weights of a model (Cherry & Foster 2012, 4.2)")
-    p.add_argument("--model", required=True, help="model directory (smtlib train)")
+    p.add_argument("--model", required=True, help="model directory or its model.yaml (smtlib train)")
     p.add_argument("--out", required=True, help="weights file to write")
     p.add_argument("--ones", nargs="+", default=None,
                    help="feature families set to 1.0 (default: TranslationModel LM Distortion)")
@@ -96,8 +98,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({name: f["lines"] for m in manifests.values() for name, f in m["files"].items()}, indent=2))
     elif args.action == "copy":
         from smtlib.data.fetch import copy_files
+        from smtlib.errors import InputError
 
-        for path in copy_files(args.keys, args.out_dir, data_dir=args.data_dir, cache=args.cache,
+        if args.out is not None and len(args.out) != len(args.keys):
+            raise InputError(f"--out names {len(args.out)} file(s) for {len(args.keys)} key(s)")
+        for path in copy_files(args.keys, args.out_dir, outputs=args.out, data_dir=args.data_dir, cache=args.cache,
                                download=not args.no_download):
             print(path)
     elif args.action == "locate":
@@ -110,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"index": args.index, "kept": n}))
     elif args.action == "init-weights":
         from smtlib.data.init_weights import PAPER_ONES, write_initial_weights
+        from smtlib.system.modeldir import model_directory
 
-        weights = write_initial_weights(args.model, args.out, tuple(args.ones) if args.ones else PAPER_ONES)
+        weights = write_initial_weights(model_directory(args.model), args.out, tuple(args.ones) if args.ones else PAPER_ONES)
         print(json.dumps({"features": len(weights), "ones": sum(1 for v in weights.values() if v == 1.0)}))
     return 0

@@ -20,7 +20,7 @@ from smtlib.decoder.decoder import DecoderConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="model directory (with model.yaml)")
+    parser.add_argument("--model", required=True, help="model directory (or its model.yaml)")
     parser.add_argument("--weights", required=True, help="weights file (NAME_k value per line)")
     parser.add_argument("--input", default="-", help="source text, one sentence per line (default: stdin)")
     parser.add_argument("--output", help="1-best translations (default: stdout when no --kbest is given)")
@@ -55,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from smtlib.decoder.driver import decode_file
     from smtlib.errors import InputError
+    from smtlib.system.modeldir import model_directory
 
+    args.model = model_directory(args.model)
     if args.k < 1:
         raise InputError(f"--k must be at least 1, got {args.k}")
     if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1 or args.lattice_beam < 0:

@@ -241,19 +241,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="their lm.K.json, in the same order (read; default: WORK/lm.K.json)")
     _add_file_option(p, "--reordering-table", "reordering-table.0.gz",
                      "LexicalReordering0, for the sets with reordering (read)")
-    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--out", required=True, help="model directory to write (or its model.yaml)")
 
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
                           description="Write DIR/compiled.bin from the text tables and LMs of DIR (what assemble "
                                       "does after collecting them); print its size and counts.")
-    p.add_argument("--model", required=True, help="model directory (with model.yaml)")
+    p.add_argument("--model", required=True, help="model directory (or its model.yaml)")
 
     p = stages.add_parser("export-moses", help="a Moses system (moses.ini, merged phrase table) that Moses scores as "
                           "smtlib decode does",
                           description="Write OUT/moses.ini and OUT/phrase-table.gz (the model's phrase tables "
                                       "merged into one, as smtlib decode merges them) for Moses and moses2 "
                                       "(run them with -b 0: no beam threshold, as smtlib decode).")
-    p.add_argument("--model", required=True, help="model directory")
+    p.add_argument("--model", required=True, help="model directory (or its model.yaml)")
     p.add_argument("--out", required=True, help="directory for moses.ini and phrase-table.gz")
     p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/weights.init)")
     p.add_argument("--copy", action="store_true",
@@ -282,8 +282,13 @@ def _print(data) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from smtlib.system import build as b
+    from smtlib.system.modeldir import model_directory
 
     stage = args.stage
+    if stage == "assemble":
+        args.out = model_directory(args.out)
+    if stage in ("compile", "export-moses"):
+        args.model = model_directory(args.model)
     if stage == "build":
         opts = b.BuildOptions(
             src_lang=args.src_lang, tgt_lang=args.tgt_lang, feature_set=args.feature_set, tokenize=args.tokenize,

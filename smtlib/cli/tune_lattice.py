@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("lattice tuners (lbmert, lbmira) and online MIRA (mira)")
     g.add_argument("--lattice", nargs="+", help="lattice file(s) of this iteration (lbmert, lbmira)")
     g.add_argument("--paths-out", help="write the aggregated paths for the next iteration (lbmert, lbmira)")
-    g.add_argument("--model", help="model directory (mira: the decoder in the loop)")
+    g.add_argument("--model", help="model directory or its model.yaml (mira: the decoder in the loop)")
     g.add_argument("--source", help="source sentences of the dev set (mira)")
     g.add_argument("--shard", type=int, help="mira: run only this shard (0-based); the output is JSON")
     g.add_argument("--mix", nargs="+", metavar="SHARD_JSON", help="mira: average these shard results")
@@ -72,6 +72,10 @@ def _require(args: argparse.Namespace, *options: str) -> None:
 
 def run(cls, args: argparse.Namespace) -> int:
     """Dispatch on what the tuner reads (:func:`smtlib.tuners.registry.input_kind`)."""
+    from smtlib.system.modeldir import model_directory
+
+    if args.model is not None:
+        args.model = model_directory(args.model)
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     tuner.progress = command_progress(f"smtlib tune {tuner.name}", args.quiet)
     if input_kind(args.method) == "lattice":

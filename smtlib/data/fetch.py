@@ -103,13 +103,16 @@ def copied_name(key: str) -> str:
     return key.split("/", 1)[1].replace("/", "_") + ".gz"
 
 
-def copy_files(keys: list[str], out_dir: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
-               cache: str | os.PathLike = "resources/downloads", download: bool = True) -> list[pathlib.Path]:
-    """Copy verified registry files, gzipped as stored, to ``out_dir/copied_name(key)`` (atomically)."""
+def copy_files(keys: list[str], out_dir: str | os.PathLike | None, *, outputs: list | None = None,
+               data_dir: str | os.PathLike | None = None, cache: str | os.PathLike = "resources/downloads",
+               download: bool = True) -> list[pathlib.Path]:
+    """Copy verified registry files, gzipped as stored, to ``outputs`` (one per key) or else to
+    ``out_dir/copied_name(key)`` (atomically)."""
     located = [locate(key, data_dir=data_dir, cache=cache, download=download) for key in keys]
+    if outputs is None:
+        outputs = [pathlib.Path(out_dir) / copied_name(key) for key in keys]
     written = []
-    for key, src in zip(keys, located):
-        dest = pathlib.Path(out_dir) / copied_name(key)
+    for dest, src in zip(map(pathlib.Path, outputs), located):
         with open(src, "rb") as fh_in, atomic_output(dest, binary=True, compress=False) as fh_out:
             shutil.copyfileobj(fh_in, fh_out)
         written.append(dest)

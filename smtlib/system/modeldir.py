@@ -137,6 +137,12 @@ class ModelSpec:
         return spec
 
 
+def model_directory(path: str) -> str:
+    """A model directory given as itself or as its ``model.yaml`` (what a workflow declares): the
+    directory (an ``argparse`` type of the ``--model``/``--out`` options)."""
+    return os.path.dirname(path) or "." if os.path.basename(path) == "model.yaml" else path
+
+
 def read_model_spec(model_dir: str | os.PathLike) -> ModelSpec:
     """Read ``DIR/model.yaml``; component paths stay relative (see :func:`component_path`)."""
     path = pathlib.Path(model_dir) / "model.yaml"
