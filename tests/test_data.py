@@ -192,3 +192,17 @@ def test_copy_cli_copies_the_replay_data(shared_data, tmp_path, cli):
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["reference.0.gz", "truth_results.dat.gz"]
     assert content_digest(tmp_path / "reference.0.gz")[0] == corpora.FILES["replay/reference.0"].sha256
+
+
+@pytest.mark.data
+def test_copy_cli_writes_the_files_it_is_given(shared_data, tmp_path, cli):
+    """``--out FILE...``: one file per key, in order (what the workflow declares); a count mismatch is
+    one clear error."""
+    outs = [tmp_path / "a" / "ref.gz", tmp_path / "b" / "truth.gz"]
+    r = cli("data", "copy", "replay/reference.0", "replay/truth/results.dat", "--out", *outs,
+            "--data-dir", shared_data, "--no-download")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.gz")) == ["a/ref.gz", "b/truth.gz"]
+    assert content_digest(outs[0])[0] == corpora.FILES["replay/reference.0"].sha256
+    r = cli("data", "copy", "replay/reference.0", "--out", *outs, "--data-dir", shared_data, "--no-download")
+    assert r.returncode == 2 and "2 file(s) for 1 key(s)" in r.stderr

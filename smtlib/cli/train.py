@@ -357,7 +357,8 @@ def run(args: argparse.Namespace) -> int:
                     "phrases_infos": args.phrases_info, "lms": args.lm, "lm_infos": args.lm_info,
                     "reordering_table": args.reordering_table}
         inputs.update({key: value for key, value in explicit.items() if value is not None})
-        missing = [key for key in explicit if key not in inputs and (key != "reordering_table" or args.feature_set != "small")]
+        inputs.setdefault("reordering_table", None)  # the stage says which feature sets need one
+        missing = [key for key in explicit if key not in inputs]
         if missing:
             raise InputError("give --work or every input: missing " + ", ".join(
                 "--" + {"phrase_tables": "phrase-table", "phrases_infos": "phrases-info", "lms": "lm",
