@@ -206,7 +206,6 @@ rule simianer_decode_shard:
     output:
         sim_path("ep{epoch}/shard{shard}.kbest.gz"),
     params:
-        model=model_of,
         k=SIM["k"],
         search=decoder_options(),
     conda:
@@ -218,7 +217,7 @@ rule simianer_decode_shard:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--kbest {output} --k {params.k} {params.search} --quiet > {log} 2>&1"
 
 
@@ -282,7 +281,6 @@ rule simianer_devtest:
         best=sim_path("ep{epoch}/devtest.out"),
         bleu=sim_path("ep{epoch}/devtest.bleu.json"),
     params:
-        model=model_of,
         search=decoder_options(),
         bleu=bleu_options(),
     conda:
@@ -294,7 +292,7 @@ rule simianer_devtest:
     resources:
         mem_mb=3000,
     shell:
-        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--output {output.best} {params.search} --quiet "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
@@ -326,7 +324,6 @@ rule simianer_test:
         best=sim_path("test.out"),
         bleu=sim_path("test.bleu.json"),
     params:
-        model=model_of,
         search=decoder_options(),
         bleu=bleu_options(),
     conda:
@@ -338,7 +335,7 @@ rule simianer_test:
     resources:
         mem_mb=3000,
     shell:
-        "(smtlib decode --model {params.model} --weights {input.weights} --input {input.src} "
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
         "--output {output.best} {params.search} --quiet "
         "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"

@@ -223,3 +223,16 @@ def sim_table_refs(wildcards):
 
 def sim_plot_inputs(wildcards):
     return [f"{sim_run_dir(a, d, g)}/chosen.json" for a, d, g in sim_runs()]
+
+
+# The `smtlib sgd` commands (shards, fold, templates, zero) and the fold rules' `smtlib train --work`
+# take directories; until they take files (issue 13's explicit stage files, done for rules/system.smk),
+# these turn a declared file back into its directory.
+def input_dir_of(wildcards, input):
+    """The directory of the first input."""
+    return os.path.dirname(input[0])
+
+
+def dir_of(wildcards, output):
+    """The directory of the first output."""
+    return os.path.dirname(output[0])
