@@ -101,7 +101,7 @@ def _work(tmp_path):
 
 
 def test_fold_leaves_the_held_out_sentences_out_of_the_phrase_table(tmp_path):
-    from smtlib.system.build import stage_phrases
+    from smtlib.system.build import WorkFiles, stage_phrases
 
     work = _work(tmp_path)
     fold = tmp_path / "fold"
@@ -111,7 +111,9 @@ def test_fold_leaves_the_held_out_sentences_out_of_the_phrase_table(tmp_path):
     assert (fold / "aligned.grow-diag-final-and").read_text().splitlines() == ["0-0 1-1", "0-0 1-1", "0-0 1-1 2-2"]
     assert (fold / "lm.0.json").is_file()  # shared
     assert json.loads((fold / "prepare.json").read_text())["jackknife"]["held_out"] == 1
-    stage_phrases(fold, index=0, limit=0)
+    files = WorkFiles(fold)
+    stage_phrases(files.corpus_src, files.corpus_tgt, files.aligned("grow-diag-final-and"),
+                  phrase_table=files.phrase_table(0), phrases_info=files.phrases_info(0), limit=0)
     table = gzip.open(fold / "phrase-table.0.gz", "rt", encoding="utf-8").read()
     assert "zebra" not in table  # the held-out sentence's phrases are not memorized
     assert "der hund ||| the dog |||" in table
