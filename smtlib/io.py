@@ -210,6 +210,22 @@ def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
     return io.TextIOWrapper(stream, encoding="utf-8", errors=_utf8_handler(path, None), newline="\n")
 
 
+def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:
+    """Hard-link ``source`` to ``dest`` (a copy where hard links are impossible), replacing ``dest``
+    atomically: a reader sees the old file or the new one, never a partial copy."""
+    import shutil
+
+    dest = os.fspath(dest)
+    tmp = os.path.join(os.path.dirname(dest), ".tmp-" + os.path.basename(dest))
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, dest)
+
+
 # -- writing --------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def atomic_output(

@@ -61,14 +61,13 @@ import json
 import os
 import pathlib
 import resource
-import shutil
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines, write_lines
+from smtlib.io import atomic_output, link_or_copy, read_lines, write_lines
 from smtlib.system import align as align_mod
 from smtlib.system import corpus as corpus_mod
 from smtlib.system.extract import collect_pairs, encode_corpus, extract_occurrences, mask_to_text
@@ -460,17 +459,6 @@ def stage_lm(
 
 
 # -- stage 6 -----------------------------------------------------------------------------------
-def _link_or_copy(src: pathlib.Path, dest: pathlib.Path) -> None:
-    tmp = dest.with_name(".tmp-" + dest.name)
-    if tmp.exists():
-        tmp.unlink()
-    try:
-        os.link(src, tmp)
-    except OSError:
-        shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
-
-
 def stage_assemble(
     out: str | os.PathLike,
     *,
@@ -559,7 +547,7 @@ def stage_assemble(
 
             exact_count_table(source, out / comp.path)
             continue
-        _link_or_copy(source, out / comp.path)
+        link_or_copy(source, out / comp.path)
     write_weights(out / "weights.init", default_weights(spec), header="hand-set starting weights (Moses train-model.perl defaults)")
     write_model_spec(out, spec)
     return spec

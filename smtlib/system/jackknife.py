@@ -40,12 +40,11 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines, write_lines
+from smtlib.io import atomic_output, link_or_copy, read_lines, write_lines
 
 #: the work-directory files a fold shares with the full corpus (linked, not rewritten)
 SHARED_FILES = ("lm.0.arpa.gz", "lm.0.json", "lm.1.arpa.gz", "lm.1.json", "align.json")
@@ -141,20 +140,9 @@ def write_fold_work(
         json.dump(prepare, fh, indent=1)
     for name in SHARED_FILES:
         if (work / name).is_file():
-            _link(work / name, out / name)
+            link_or_copy(work / name, out / name)
     info = {"sentences": len(src), "held_out": int(held.sum()), "kept": len(keep), "alignments": list(alignments)}
     with atomic_output(out / "fold.json") as fh:
         json.dump(info, fh, indent=1)
     return info
 
-
-def _link(source: pathlib.Path, dest: pathlib.Path) -> None:
-    """Hard-link (else copy) ``source`` to ``dest``, replacing it atomically."""
-    tmp = dest.with_name(".tmp-" + dest.name)
-    if tmp.exists():
-        tmp.unlink()
-    try:
-        os.link(source, tmp)
-    except OSError:
-        shutil.copyfile(source, tmp)
-    os.replace(tmp, dest)

@@ -359,12 +359,11 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
     rule templates). The other components are linked; ``compiled.bin`` is written. Returns the
     figures of :func:`rule_feature_table`."""
     import dataclasses
-    import os
     import pathlib
-    import shutil
 
     from smtlib.decoder.compiled import compile_model
     from smtlib.errors import InputError
+    from smtlib.io import link_or_copy
     from smtlib.system.modeldir import read_model_spec, write_model_spec
 
     model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
@@ -380,14 +379,7 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
         if comp.name == "TranslationModel0":
             figures = rule_feature_table(source, dest, groups)
             continue
-        tmp = dest.with_name(".tmp-" + dest.name)
-        if tmp.exists():
-            tmp.unlink()
-        try:
-            os.link(source, tmp)
-        except OSError:
-            shutil.copyfile(source, tmp)
-        os.replace(tmp, dest)
+        link_or_copy(source, dest)
     tables = [
         dataclasses.replace(c, description=c.description + "; sixth field: rule templates "
                             + ", ".join(RULE_TEMPLATE_GROUPS[g] for g in groups) + " (Simianer et al. 2012, §3)")
