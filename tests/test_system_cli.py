@@ -335,3 +335,24 @@ def test_small_multi30k_system(shared_data, tmp_path, cli):
     done = cli("train", "lm", "--work", tmp_path / "m" / "work", "--index", "0", "--order", "4", "--check", val)
     check = json.loads(done.stdout)["check"]
     assert check["relative_difference"] < 1e-5 and check["perplexity_kenlm"] < 200
+
+
+def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
+    """`smtlib sgd templates` (Simianer et al. 2012, §3): TranslationModel0 gains the rule templates,
+    every other table and the initial weights are the medium model's, byte for byte."""
+    src, tgt = _toy_corpus(tmp_path, n=40, seed=2)
+    medium = tmp_path / "medium"
+    done = cli("train", "build", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en",
+               "--feature-set", "medium", "--out", medium, "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "templated"
+    done = cli("sgd", "templates", "--model", medium, "--groups", "id", "shape", "--out", out)
+    assert done.returncode == 0, done.stderr
+    spec, base = read_model_spec(out), read_model_spec(medium)
+    assert spec.feature_set == "big" and len(spec.sparse_templates) == 2
+    assert (out / "weights.init").read_bytes() == (medium / "weights.init").read_bytes()
+    for comp in base.phrase_tables + base.language_models + base.reordering:
+        same = (out / comp.path).read_bytes() == (medium / comp.path).read_bytes()
+        assert same == (comp.name != "TranslationModel0"), comp.name
+    table = gzip.decompress((out / base.phrase_tables[0].path).read_bytes()).decode()
+    assert "ri_" in table and "rs_" in table and "rn_" not in table

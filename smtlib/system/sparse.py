@@ -360,6 +360,7 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
     figures of :func:`rule_feature_table`."""
     import dataclasses
     import pathlib
+    import shutil
 
     from smtlib.decoder.compiled import compile_model
     from smtlib.errors import InputError
