@@ -22,6 +22,7 @@ import contextlib
 import gzip
 import io
 import itertools
+import json
 import os
 import queue
 import sys
@@ -209,6 +210,21 @@ def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
     stream: IO[bytes] = _CheckedGzip(raw, path) if raw.peek(2)[:2] == _GZIP_MAGIC else raw
     return io.TextIOWrapper(stream, encoding="utf-8", errors=_utf8_handler(path, None), newline="\n")
 
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file") -> dict:
+    """A JSON file; a missing file or a syntax error is an :class:`InputError` naming ``path`` (and the line)."""
+    try:
+        with open_text(path, what=what) as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not JSON ({exc.msg})", path, exc.lineno) from None
+
+
+def write_json(path: str | os.PathLike, data) -> None:
+    """``data`` as indented JSON, written atomically."""
+    with atomic_output(path) as fh:
+        json.dump(data, fh, indent=1)
 
 def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:
     """Hard-link ``source`` to ``dest`` (a copy where hard links are impossible), replacing ``dest``

@@ -44,6 +44,12 @@ DENSE_FAMILY = re.compile(
 )
 
 
+def is_dense_name(name: str) -> bool:
+    """A dense value name (``LM0_0``, ``TranslationModel1_3``), as opposed to a sparse feature."""
+    match = _DENSE_VALUE.match(name)
+    return bool(match) and DENSE_FAMILY.fullmatch(match.group("group")) is not None
+
+
 class WeightsFile(dict):
     """``{name: value}`` as read from a weights file, with the file's path and each name's line."""
 

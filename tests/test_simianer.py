@@ -14,7 +14,9 @@ import pytest
 
 from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.bleu.randomization import approximate_randomization
-from smtlib.cli.sgd import choose_epoch, is_dense_name, mix_epoch, select_columns
+from smtlib.tuners.sgd import select_columns
+from smtlib.tuners.sgd_mixing import choose_epoch, mix_epoch
+from smtlib.weights import is_dense_name
 from smtlib.errors import InputError
 from smtlib.system.jackknife import fold_of, shard_ids, write_fold_work
 from smtlib.system.sparse import rule_feature_table, rule_features

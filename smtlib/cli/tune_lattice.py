@@ -124,7 +124,8 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
 
 
 def _run_online(tuner, args: argparse.Namespace) -> int:
-    from smtlib.tuners.mira import mix, read_json, write_json
+    from smtlib.io import read_json, write_json
+    from smtlib.tuners.mira import mix
 
     if args.mix:
         _require(args, "out")

@@ -13,13 +13,12 @@ BLEU results are the JSON output of ``smtlib bleu`` (``score`` on the 0-100 scal
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
 
 from smtlib.errors import InputError
-from smtlib.io import open_text, read_lines
+from smtlib.io import read_json, read_lines
 
 #: the columns that name a run, in every learning curve and run summary
 META_KEYS = ("pair", "fs", "method", "setting", "sample")
@@ -29,24 +28,11 @@ CURVE_COLUMNS = ("iteration", "dev_bleu", "best", "signature")
 
 def read_bleu(path: str | os.PathLike) -> dict:
     """A ``smtlib bleu`` JSON result (``score`` 0-100 and ``signature``), checked."""
-    try:
-        with open_text(path, what="BLEU result") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not a JSON BLEU result ({exc.msg})", path, exc.lineno) from None
+    data = read_json(path, "BLEU result")
     score = data.get("score") if isinstance(data, dict) else None
     if not isinstance(score, (int, float)) or not 0.0 <= score <= 100.0 or not math.isfinite(score):
         raise InputError("no BLEU 'score' between 0 and 100", path)
     return data
-
-
-def read_json(path: str | os.PathLike, what: str) -> dict:
-    """A JSON file; a syntax error is an :class:`InputError` naming ``path`` and the line."""
-    try:
-        with open_text(path, what=what) as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", path, exc.lineno) from None
 
 
 def best_iteration(scores: list[float]) -> int:

@@ -30,7 +30,6 @@ same sharded procedure, which is what the tuners' common tests exercise.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -40,7 +39,6 @@ from smtlib.bleu.stats import BleuSettings
 from smtlib.decoder.lattice_bleu import prepare_references
 from smtlib.decoder.lattice_set import LatticeSetBuilder, density_prune_edges, lattice_set_from_pool, subgraph
 from smtlib.errors import InputError
-from smtlib.io import atomic_output
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import TuneResult, Tuner
 from smtlib.tuners.lbmira import MiraState, check_mira_params, run_passes
@@ -248,16 +246,3 @@ def _prune_single(ls, deltas: np.ndarray, max_edges: int):
     return builder.build()
 
 
-def write_json(path: str | os.PathLike, data: dict) -> None:
-    with atomic_output(path) as fh:
-        json.dump(data, fh, indent=1)
-
-
-def read_json(path: str | os.PathLike, what: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{what} is not JSON ({exc})", path) from None

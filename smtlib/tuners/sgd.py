@@ -408,20 +408,32 @@ class _PairwiseSGD(Tuner):
         return TuneResult(result, info)
 
 
-def _select_and_mix(stacked: np.ndarray, k: int) -> np.ndarray:
-    """Algorithm 4's selection: keep the K columns of W with the largest l2 norm, average them.
+def select_columns(stacked: np.ndarray, k: int) -> np.ndarray:
+    """Algorithm 4's selection: the sorted indices of the K columns of W with the largest l2 norm.
 
-    Ties in the norm are broken by the lower feature index, so the choice is deterministic. The
-    other columns are set to zero (Simianer et al. 2012, §4, the l1/l2 view: sum_d ||w_d||_2).
+    Ties in the norm are broken by the lower feature index, so the choice is deterministic
+    (Simianer et al. 2012, §4, the l1/l2 view: sum_d ||w_d||_2).
     """
-    n_shards, dim = stacked.shape
-    norms = np.sqrt(np.einsum("zd,zd->d", stacked, stacked))
-    mixed = np.zeros(dim)
+    dim = stacked.shape[1]
     if k >= dim:
-        keep = np.arange(dim)
-    else:
-        keep = np.lexsort((np.arange(dim), -norms))[:k]
-    mixed[keep] = stacked[:, keep].sum(axis=0) / n_shards
+        return np.arange(dim)
+    norms = np.sqrt(np.einsum("zd,zd->d", stacked, stacked))
+    return np.sort(np.lexsort((np.arange(dim), -norms))[:k])
+
+
+def selected_count(n_dense: int, n_features: int, k: int, k_fraction: float) -> int:
+    """Algorithm 4's K: ``k`` when positive, else the paper's share of the features, never fewer
+    than the dense ones (see :class:`IterSelSGD`)."""
+    if k > 0:
+        return int(k)
+    return max(n_dense, int(np.ceil(k_fraction * n_features)), 1)
+
+
+def _select_and_mix(stacked: np.ndarray, k: int) -> np.ndarray:
+    """Average of the K selected columns of W (:func:`select_columns`); the others are zero."""
+    mixed = np.zeros(stacked.shape[1])
+    keep = select_columns(stacked, k)
+    mixed[keep] = stacked[:, keep].sum(axis=0) / stacked.shape[0]
     return mixed
 
 
@@ -496,6 +508,4 @@ class IterSelSGD(_PairwiseSGD):
 
     def selected_features(self, n_dense: int, n_features: int) -> int:
         """K for a pool with ``n_features`` features of which ``n_dense`` are dense (see the class)."""
-        if self.params["k"] > 0:
-            return int(self.params["k"])
-        return max(n_dense, int(np.ceil(self.params["k_fraction"] * n_features)), 1)
+        return selected_count(n_dense, n_features, self.params["k"], self.params["k_fraction"])
