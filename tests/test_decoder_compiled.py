@@ -115,7 +115,7 @@ def test_unfiltered_and_unseen_sentences_match_text(toy):
         for compiled in (False, True):
             m = load_model(d / "model", sentences, compiled=compiled)
             dec = Decoder(m, m.read_weights(_weights(spec, 3)), DecoderConfig(k=10))
-            results.append([(r.best, r.best_score, [(h, list(v), s, t) for h, v, s, t in r.kbest])
+            results.append([(r.best, r.best_score, [(h, list(v), s, t, f) for h, v, s, t, f in r.kbest])
                             for r in (dec.decode(line, i) for i, line in enumerate(other + lines[:3]))])
         assert results[0] == results[1]
 

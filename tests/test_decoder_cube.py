@@ -35,7 +35,7 @@ def test_unlimited_cube_equals_brute_force(brute_force_toy, dl):
         res = dec.decode(" ".join(toks), sid)
         assert res.best_score == pytest.approx(ref_sorted[0][1], abs=1e-4)
         assert len(res.kbest) == min(15, len(ref))
-        for rank, (hyp, _dense, _sparse, total) in enumerate(res.kbest):
+        for rank, (hyp, _dense, _sparse, total, _text) in enumerate(res.kbest):
             assert total == pytest.approx(ref[hyp], abs=1e-4)
             assert total == pytest.approx(ref_sorted[rank][1], abs=1e-4)
 
@@ -56,7 +56,7 @@ def test_pruned_cube_is_a_real_derivation_and_pops_at_most_the_limit(brute_force
         popped = int(cube.counters[2] - before[2])
         assert 0 < popped <= pop_limit * len(toks)
         assert res.best_score <= max(ref.values()) + 1e-6
-        for hyp, _dense, _sparse, total in res.kbest:
+        for hyp, _dense, _sparse, total, _text in res.kbest:
             assert hyp in ref
             assert total <= ref[hyp] + 1e-4  # a derivation of ``hyp``, maybe not its best one
 

@@ -37,7 +37,7 @@ def test_unlimited_stack_equals_brute_force(brute_force_toy, dl):
             assert ref[res.best] == pytest.approx(ref_sorted[0][1], abs=1e-4)
             # the k-best list is the top-k of the distinct translations, with their best derivation
             assert len(res.kbest) == min(15, len(ref))
-            for rank, (hyp, _dense, _sparse, total) in enumerate(res.kbest):
+            for rank, (hyp, _dense, _sparse, total, _text) in enumerate(res.kbest):
                 assert total == pytest.approx(ref[hyp], abs=1e-4)
                 assert total == pytest.approx(ref_sorted[rank][1], abs=1e-4)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -106,7 +107,7 @@ class SentenceResult:
     sent_id: int
     best: str
     best_score: float
-    kbest: list[tuple[str, np.ndarray, dict[str, float], float]]  #: (hyp, dense, sparse, total)
+    kbest: list[KBestLine]
     lattice: Lattice | None
     n_nodes: int = 0
     n_edges: int = 0
@@ -128,6 +129,7 @@ class _LiveEdges:
     dense: np.ndarray
     opts: SentenceOptions
     phrases: dict[int, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    phrase_texts: dict[int, str] = dataclasses.field(default_factory=dict)
     sparse: dict[int, dict[str, float]] = dataclasses.field(default_factory=dict)
 
 
@@ -232,9 +234,36 @@ def _future_costs_nb(best):
     return fct
 
 
-def _round(values: np.ndarray) -> np.ndarray:
-    """The values as k-best lines print them (6 significant digits, like Moses)."""
-    return np.array([float(f"{v:.6g}") for v in values], dtype=np.float64)
+def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The values as k-best lines print them (6 significant digits, like Moses), and that text.
+
+    The text of each value is made once and printed as is: formatting the rounded value again
+    would give the same text (the double nearest a 6-digit decimal prints as that decimal) at twice
+    the cost, which was a tenth of a cube-pruning decode.
+    """
+    texts = [f"{v:.6g}" for v in values.ravel().tolist()]
+    return np.array([float(t) for t in texts], dtype=np.float64).reshape(values.shape), texts
+
+
+def _feature_text(texts: list[str], sparse: dict[str, float], groups: list[tuple[str, int]]) -> str:
+    """The features field of a k-best line: ``Name= v ... sparse_name= v`` from the values' text."""
+    parts = []
+    col = 0
+    for name, count in groups:
+        parts.append(f"{name}= " + " ".join(texts[col : col + count]))
+        col += count
+    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
+    return " ".join(parts)
+
+
+class KBestLine(NamedTuple):
+    """One line of a sentence's k-best list."""
+
+    hyp: str
+    dense: np.ndarray  #: dense features as printed (rounded to 6 significant digits)
+    sparse: dict[str, float]
+    total: float  #: ``w . h`` of the printed features
+    features: str  #: the printed features field (``Name= v ...``)
 
 
 class Decoder:
@@ -463,6 +492,13 @@ class Decoder:
             edges.phrases[o] = tuple(self.model.words[w] for w in edges.opts.words[woff[o] : woff[o + 1]].tolist())
         return edges.phrases[o]
 
+    def _phrase_text(self, edges: _LiveEdges, e: int) -> str:
+        """Target words of edge ``e`` joined by spaces (cached per option)."""
+        o = int(edges.opt[e])
+        if o not in edges.phrase_texts:
+            edges.phrase_texts[o] = " ".join(self._phrase(edges, e))
+        return edges.phrase_texts[o]
+
     def _edge_sparse(self, edges: _LiveEdges, e: int) -> dict[str, float]:
         """Sparse features of edge ``e`` (cached per phrase-table entry)."""
         entry = int(edges.ent[e])
@@ -471,29 +507,40 @@ class Decoder:
         return edges.sparse[entry]
 
     def _kbest_lines(self, edges: _LiveEdges, scores: np.ndarray, offs: np.ndarray, paths: np.ndarray,
-                     sent_id: int) -> list[tuple[str, np.ndarray, dict[str, float], float]]:
-        """``(hyp, dense, sparse, total)`` per k-best path, sorted by the printed totals.
+                     sent_id: int) -> list[KBestLine]:
+        """The k-best paths' lines, sorted by the printed totals.
 
         Raises ``RuntimeError`` if a line's total (``w . h`` of the rounded features) is not the
         search score of its path.
         """
+        n = len(scores)
+        if n == 0:
+            return []
+        # every path's features at once (a path has at least one edge: start -> goal)
+        sums = np.add.reduceat(edges.dense[paths[: offs[n]]], offs[:n], axis=0)
+        rounded, texts = _round(sums)
+        width = sums.shape[1]
+        groups = self.model.layout.groups
+        with_sparse = len(self.model.sparse_names) > 0
         lines = []
-        for i in range(len(scores)):
-            path = paths[offs[i] : offs[i + 1]]
-            words = [w for e in path.tolist() for w in self._phrase(edges, e)]
-            h_dense = _round(edges.dense[path].sum(axis=0))
+        for i in range(n):
+            path = paths[offs[i] : offs[i + 1]].tolist()
+            hyp = " ".join(t for t in (self._phrase_text(edges, e) for e in path) if t)
+            h_dense = rounded[i]
             h_sparse: dict[str, float] = {}
-            for e in path:
-                for name, v in self._edge_sparse(edges, e).items():
-                    h_sparse[name] = h_sparse.get(name, 0.0) + v
-            h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
+            if with_sparse:
+                for e in path:
+                    for name, v in self._edge_sparse(edges, e).items():
+                        h_sparse[name] = h_sparse.get(name, 0.0) + v
+                h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
             total = float(h_dense @ self.weights.dense) + sum(self.weights.sparse.get(nm, 0.0) * v
                                                               for nm, v in h_sparse.items())
             if not math.isclose(total, scores[i], rel_tol=1e-4, abs_tol=1e-3):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
-            lines.append((" ".join(words), h_dense, h_sparse, total))
+            lines.append(KBestLine(hyp, h_dense, h_sparse, total,
+                                   _feature_text(texts[i * width : (i + 1) * width], h_sparse, groups)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
-        lines.sort(key=lambda x: -x[3])
+        lines.sort(key=lambda x: -x.total)
         return lines
 
     def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
@@ -532,21 +579,22 @@ class Decoder:
         dense = np.zeros(lay.size)
         for lm, col in zip(self.model.lms, lay.lm_cols, strict=True):
             dense[col] = lm.score_sentence([])
-        h = _round(dense)
+        h, texts = _round(dense)
         total = float(h @ self.weights.dense)
         lat = None
         if lattice:
             lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))
-        return SentenceResult(sent_id, "", total, [("", h, {}, total)], lat, 2, 1)
+        line = KBestLine("", h, {}, total, _feature_text(texts, {}, lay.groups))
+        return SentenceResult(sent_id, "", total, [line], lat, 2, 1)
+
+
+def kbest_line(sent_id: int, hyp: str, features: str, total: float) -> str:
+    """One Moses n-best line from its parts: ``ID ||| hyp ||| features ||| total``."""
+    return f"{sent_id} ||| {hyp} ||| {features} ||| {total:.10g}"
 
 
 def format_kbest_line(sent_id: int, hyp: str, dense: np.ndarray, sparse: dict[str, float], total: float,
                       groups: list[tuple[str, int]]) -> str:
     """One Moses n-best line: ``ID ||| hyp ||| Name= v ... sparse= v ||| total``."""
-    parts = []
-    col = 0
-    for name, count in groups:
-        parts.append(f"{name}= " + " ".join(f"{v:.6g}" for v in dense[col : col + count]))
-        col += count
-    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
-    return f"{sent_id} ||| {hyp} ||| {' '.join(parts)} ||| {total:.10g}"
+    texts = [f"{v:.6g}" for v in np.asarray(dense, dtype=np.float64).tolist()]
+    return kbest_line(sent_id, hyp, _feature_text(texts, sparse, groups), total)

@@ -18,12 +18,12 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
-from smtlib.decoder.decoder import Decoder, DecoderConfig, format_kbest_line
+from smtlib.decoder.decoder import Decoder, DecoderConfig, kbest_line
 from smtlib.decoder.lattice import lattice_header, write_lattice
 from smtlib.decoder.model import load_model, prepare_tokens
 from smtlib.system.modeldir import read_model_spec
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines
+from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
 from smtlib.weights import read_weights
 
 _DECODER: Decoder | None = None  # the worker's decoder (set before forking)
@@ -55,8 +55,7 @@ def _decode_one(item: tuple[int, str]) -> tuple[str, str, str, int, int]:
     k, want_lattice = _WANT
     dec = _DECODER
     res = dec.decode(line, sent_id, kbest=k, lattice=want_lattice)
-    groups = dec.model.layout.groups
-    kb = "".join(format_kbest_line(sent_id, hyp, h, sp, tot, groups) + "\n" for hyp, h, sp, tot in res.kbest)
+    kb = "".join(kbest_line(sent_id, line.hyp, line.features, line.total) + "\n" for line in res.kbest)
     lat = ""
     if want_lattice and res.lattice is not None:
         buf = io.StringIO()
@@ -150,8 +149,9 @@ def decode_file(model_dir: str | os.PathLike, weights_path: str | os.PathLike, i
     prog = Progress(len(lines), enabled=progress)
     with contextlib.ExitStack() as stack:
         out_best = stack.enter_context(atomic_output(output)) if output is not None else None
-        out_kb = stack.enter_context(atomic_output(kbest_out)) if kbest_out is not None else None
-        out_lat = stack.enter_context(atomic_output(lattice_out)) if lattice_out is not None else None
+        level = LOOP_COMPRESSLEVEL
+        out_kb = stack.enter_context(atomic_output(kbest_out, compresslevel=level)) if kbest_out is not None else None
+        out_lat = None if lattice_out is None else stack.enter_context(atomic_output(lattice_out, compresslevel=level))
         if out_lat is not None:
             out_lat.write(lattice_header(list(model.layout.names)))
         done = 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, open_text, read_lines
+from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, open_text, read_lines
 
 
 def read_ids(path: str | os.PathLike) -> list[int]:
@@ -77,7 +77,7 @@ def slice_kbest(path: str | os.PathLike, ids: list[int], out: str | os.PathLike,
             if p is not None:
                 blocks.setdefault(sentence, []).append(head.replace(number, str(p), 1) + sep + rest)
     lines = _renumber(ids, ids_path, blocks, largest, "k-best file")
-    with atomic_output(out) as fh:
+    with atomic_output(out, compresslevel=LOOP_COMPRESSLEVEL) as fh:
         fh.writelines(lines)
     return len(lines)
 
@@ -125,7 +125,7 @@ def slice_lattices(path: str | os.PathLike, ids: list[int], out: str | os.PathLi
             elif current is not None:
                 current.append(line)
     lines = _renumber(ids, ids_path, blocks, largest, "lattice file")
-    with atomic_output(out) as fh:
+    with atomic_output(out, compresslevel=LOOP_COMPRESSLEVEL) as fh:
         fh.writelines(header)
         fh.writelines(lines)
     return sum(1 for sentence in ids if sentence in blocks)
