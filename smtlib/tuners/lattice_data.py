@@ -20,7 +20,8 @@ import numpy as np
 from smtlib.bleu.stats import BleuSettings, preprocess
 from smtlib.decoder.decoder import format_kbest_line
 from smtlib.decoder.lattice_bleu import LatticeReferences, fill_whole_path_stats, prepare_references
-from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part, read_lattice_set
+from smtlib.decoder.lattice_reader import read_lattice_set
+from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.kbest.pool import read_pool
