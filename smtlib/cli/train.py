@@ -126,10 +126,8 @@ def _add_file_option(p: argparse.ArgumentParser, option: str, default: str, what
     p.add_argument(option, metavar="FILE", help=f"{what} (default: WORK/{default})")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    stages = parser.add_subparsers(dest="stage", metavar="STAGE")
-    stages.required = True
-
+def _add_build_stage(stages: argparse._SubParsersAction) -> None:
+    """``build``: every stage at once."""
     p = stages.add_parser("build", help="run every stage and write a model directory",
                           description="Run every stage and write the model directory --out.")
     _add_corpus_options(p)
@@ -144,6 +142,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_phrase_options(p)
     _add_align_options(p)
 
+
+def _add_prepare_stage(stages: argparse._SubParsersAction) -> None:
+    """``prepare``: the prepared corpus."""
     p = stages.add_parser("prepare", help="read, tokenize, lowercase and clean a parallel corpus",
                           description="Write the prepared corpus (--corpus-src, --corpus-tgt) and its counts "
                                       "(--prepare-info).")
@@ -153,6 +154,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (written)")
     _add_file_option(p, "--prepare-info", "prepare.json", "the counts and settings (written)")
 
+
+def _add_align_stage(stages: argparse._SubParsersAction) -> None:
+    """``align``: eflomal and symmetrization."""
     p = stages.add_parser("align", help="eflomal in both directions and symmetrization",
                           description="Align the prepared corpus with eflomal in both directions (--forward, "
                                       "--reverse) and write each --symmetrize heuristic's alignment (--aligned).")
@@ -169,6 +173,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--align-info", "align.json", "the link counts and the seed (written)")
     _add_align_options(p)
 
+
+def _add_phrases_stage(stages: argparse._SubParsersAction) -> None:
+    """``phrases``: a phrase table (and its reordering table)."""
     p = stages.add_parser("phrases", help="extract and score a phrase table",
                           description="Write the phrase table --phrase-table and its sizes --phrases-info (and "
                                       "the reordering table of the same extraction with --reordering-table).")
@@ -189,6 +196,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="also write the reordering table, as WORK/reordering-table.K.gz")
     _add_phrase_options(p)
 
+
+def _add_reordering_stage(stages: argparse._SubParsersAction) -> None:
+    """``reordering``: the reordering table of a phrase table."""
     p = stages.add_parser("reordering", help="the msd-bidirectional-fe reordering table of a phrase table",
                           description="Write the reordering table --reordering-table for the pairs of the phrase "
                                       "table --phrases-info describes, and its sizes --reordering-info.")
@@ -203,6 +213,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--reordering-table", "reordering-table.K.gz", "the reordering table (written)")
     _add_file_option(p, "--reordering-info", "reordering.K.json", "its sizes (written)")
 
+
+def _add_lm_stage(stages: argparse._SubParsersAction) -> None:
+    """``lm``: an n-gram LM."""
     p = stages.add_parser("lm", help="an interpolated modified Kneser-Ney n-gram LM as ARPA",
                           description="Write the ARPA LM --lm and its sizes --lm-info (and, with --check, compare "
                                       "perplexities with kenlm).")
@@ -220,6 +233,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="TEXT",
                    help="print the perplexity of TEXT under our estimate and under kenlm reading the ARPA file")
 
+
+def _add_assemble_stage(stages: argparse._SubParsersAction) -> None:
+    """``assemble``: a model directory from the stage files."""
     p = stages.add_parser("assemble", help="collect the components of a feature set into a model directory",
                           description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
                                       "DIR/compiled.bin.")
@@ -243,11 +259,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "LexicalReordering0, for the sets with reordering (read)")
     p.add_argument("--out", required=True, help="model directory to write (or its model.yaml)")
 
+
+def _add_compile_stage(stages: argparse._SubParsersAction) -> None:
+    """``compile``: DIR/compiled.bin."""
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
                           description="Write DIR/compiled.bin from the text tables and LMs of DIR (what assemble "
                                       "does after collecting them); print its size and counts.")
     p.add_argument("--model", required=True, help="model directory (or its model.yaml)")
 
+
+def _add_export_moses_stage(stages: argparse._SubParsersAction) -> None:
+    """``export-moses``: a Moses system."""
     p = stages.add_parser("export-moses", help="a Moses system (moses.ini, merged phrase table) that Moses scores as "
                           "smtlib decode does",
                           description="Write OUT/moses.ini and OUT/phrase-table.gz (the model's phrase tables "
@@ -263,6 +285,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="options per source phrase, 0 = all (default: 20, as smtlib decode)")
 
 
+def _add_import_moses_stage(stages: argparse._SubParsersAction) -> None:
+    """``import-moses``: a model directory from a Moses system."""
     p = stages.add_parser("import-moses", help="a Moses system (moses.ini, its tables and ARPA LMs) as a model "
                           "directory", description="Write OUT/model.yaml and OUT/weights.init for the Moses system of "
                           "--ini, pointing at its files (or copying them); a merged phrase table of 4*T scores is "
@@ -274,6 +298,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--tgt-lang", default="und", help="target language code (default: und)")
     p.add_argument("--lowercase", action="store_true",
                    help="the system was trained on lowercased text: smtlib decode lowercases its input")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One subcommand per stage (in the order a build runs them), then the model-directory commands."""
+    stages = parser.add_subparsers(dest="stage", metavar="STAGE")
+    stages.required = True
+    for add_stage in (_add_build_stage, _add_prepare_stage, _add_align_stage, _add_phrases_stage,
+                      _add_reordering_stage, _add_lm_stage, _add_assemble_stage, _add_compile_stage,
+                      _add_export_moses_stage, _add_import_moses_stage):
+        add_stage(stages)
 
 
 def _print(data) -> None:
