@@ -69,12 +69,11 @@ def load_lattice_problem(
     if path_files:
         pool = read_pool(list(path_files), n_sentences=n)
         names = pool.dense_names
-        cols = []
-        for name in names:
-            if name not in builder._dense_index:
+        cols = builder.dense_columns(names)
+        for name, col in zip(names, cols, strict=True):
+            if col is None:
                 raise InputError(f"aggregated paths have dense feature {name!r}, which the lattices do not have",
                                  path_files[0])
-            cols.append(builder._dense_index[name])
         csr = pool.sparse
         for s in range(pool.n_sentences):
             for r in range(pool.offsets[s], pool.offsets[s + 1]):
