@@ -35,6 +35,23 @@ def reference_lengths(references: Sequence[Sequence[str]], settings: BleuSetting
     return np.array([np.mean([len(r[s].split()) for r in refs]) for s in range(len(refs[0]))])
 
 
+def _density_pruning(lengths: np.ndarray, prune_weights: dict[str, float] | None, density: float):
+    """A ``read_lattice_set`` transform: keep the ``ceil(density * reference words)`` edges of best
+    max-marginal score under ``prune_weights`` (:func:`smtlib.decoder.lattice_set.prune_part`)."""
+    weights = dict(prune_weights or {})
+
+    def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
+        dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
+        deltas = part[3] @ dense_w
+        rows, cols, vals = part[4]
+        if len(rows):
+            sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
+            np.add.at(deltas, rows, vals * sw)
+        return prune_part(part, deltas, int(math.ceil(density * max(lengths[sid], 1.0))))
+
+    return transform
+
+
 def load_lattice_problem(
     lattice_files: Sequence[str | os.PathLike],
     path_files: Sequence[str | os.PathLike] | None,
@@ -52,18 +69,7 @@ def load_lattice_problem(
     n = len(references[0])
     transform = None
     if density > 0:
-        lengths = reference_lengths(references, settings)
-        weights = dict(prune_weights or {})
-
-        def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
-            dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
-            deltas = part[3] @ dense_w
-            rows, cols, vals = part[4]
-            if len(rows):
-                sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
-                np.add.at(deltas, rows, vals * sw)
-            return prune_part(part, deltas, int(math.ceil(density * max(lengths[sid], 1.0))))
-
+        transform = _density_pruning(reference_lengths(references, settings), prune_weights, density)
     builder = read_lattice_set(lattice_files, n, transform=transform)
     n_paths = 0
     if path_files:
