@@ -14,10 +14,7 @@ its hypothesis (``path_row``), so a pool without words (the tuners' generic test
 lattice set too: a k-best pool is the special case where every lattice is a bundle of whole paths.
 
 Reading lattice files into a set is :mod:`smtlib.decoder.lattice_reader`, with an optional
-per-sentence filter (lb-mira's density pruning) applied before a sentence is kept.
-:func:`density_prune_edges` is that pruning: the ``max_edges`` edges with the best max-marginal score
-(the best path through the edge, Moses's ``Graph::Prune``; ties at the threshold are kept), which
-keeps every kept edge on a kept path.
+per-sentence filter (lb-mira's density pruning, :func:`prune_part`) applied before a sentence is kept.
 """
 
 from __future__ import annotations
@@ -25,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from smtlib.decoder.lattice import Lattice
+from smtlib.decoder.lattice_paths import density_prune_edges, subgraph
 from smtlib.errors import InputError
 
 
@@ -385,51 +382,9 @@ def lattice_set_from_pool(pool) -> LatticeSet:
 
 
 # ---------------------------------------------------------------------------------------- pruning
-@numba.njit(cache=True)
-def max_marginals(n_nodes, tails, heads, deltas):
-    """Score of the best start-goal path through every edge (edges sorted by head)."""
-    ne = tails.shape[0]
-    fwd = np.full(n_nodes, -np.inf)
-    fwd[0] = 0.0
-    for e in range(ne):
-        c = fwd[tails[e]] + deltas[e]
-        if c > fwd[heads[e]]:
-            fwd[heads[e]] = c
-    bwd = np.full(n_nodes, -np.inf)
-    bwd[n_nodes - 1] = 0.0
-    for e in range(ne - 1, -1, -1):
-        c = bwd[heads[e]] + deltas[e]
-        if c > bwd[tails[e]]:
-            bwd[tails[e]] = c
-    out = np.empty(ne)
-    for e in range(ne):
-        out[e] = fwd[tails[e]] + deltas[e] + bwd[heads[e]]
-    return out
-
-
-def density_prune_edges(n_nodes: int, tails: np.ndarray, heads: np.ndarray, deltas: np.ndarray,
-                        max_edges: int) -> np.ndarray:
-    """Edges kept by density pruning to ``max_edges`` (sorted ids; see the module docstring)."""
-    mm = max_marginals(n_nodes, tails, heads, deltas)
-    finite = np.isfinite(mm)
-    if max_edges <= 0 or np.count_nonzero(finite) <= max_edges:
-        return np.flatnonzero(finite)
-    threshold = np.sort(mm[finite])[::-1][max_edges - 1]
-    return np.flatnonzero(finite & (mm >= threshold))
-
-
-def subgraph(n_nodes: int, tails: np.ndarray, heads: np.ndarray, keep: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """Renumber the nodes used by the edges ``keep`` (start and goal always kept): (nodes, tails, heads)."""
-    used = np.zeros(n_nodes, dtype=bool)
-    used[[0, n_nodes - 1]] = True
-    used[tails[keep]] = True
-    used[heads[keep]] = True
-    new_id = np.cumsum(used) - 1
-    return int(used.sum()), new_id[tails[keep]], new_id[heads[keep]]
-
-
 def prune_part(part: tuple, deltas: np.ndarray, max_edges: int) -> tuple:
-    """Density-prune a lattice given as builder arrays (see :meth:`LatticeSetBuilder.add_arrays`)."""
+    """Density-prune a lattice given as builder arrays (see :meth:`LatticeSetBuilder.add_arrays`) to
+    ``max_edges`` edges (:func:`smtlib.decoder.lattice_paths.density_prune_edges`)."""
     nn, tails, heads, dense, (r, c, v), woff, wids = part
     keep = density_prune_edges(nn, tails, heads, deltas, max_edges)
     if len(keep) == len(tails):

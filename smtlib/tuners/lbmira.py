@@ -17,7 +17,7 @@ instead of a k-best list:
 
 Defaults are the paper's (§3.1, §4, footnote 3): J = 30, C = 0.01, gamma = 0.999; lattices are
 pruned to 50 edges per reference word (§3.1 "we prune to a density of 50 edges per reference word",
-:func:`smtlib.decoder.lattice_set.density_prune_edges`, under the initial weights, when they are
+:func:`smtlib.decoder.lattice_paths.density_prune_edges`, under the initial weights, when they are
 read; ``smtlib tune lbmira --set density=...``); only hope and fear paths are aggregated across
 iterations (§3.1): :attr:`LbMira.hope_fear_paths` holds every distinct hope and fear path of the run,
 which ``smtlib tune lbmira --paths-out`` writes for the next iteration's ``--kbest`` (there they are
