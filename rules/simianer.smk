@@ -29,55 +29,41 @@ rule simianer:
 # ---------------------------------------------------------------- 1. shards
 rule simianer_shards:
     input:
-        rules.train_prepare.output,
+        src=rules.train_prepare.output.src,
+        tgt=rules.train_prepare.output.tgt,
     output:
-        expand(
-            "results/simianer/{{pair}}/shards/shard{z}.{ext}",
-            z=range(SIM["shards"]),
-            ext=("src", "ref", "ids"),
-        ),
+        src=sim_shard_files("src"),
+        ref=sim_shard_files("ref"),
+        ids=sim_shard_files("ids"),
     params:
-        work=input_dir_of,
-        shards=SIM["shards"],
         seed=SIM["seed"],
-        out=dir_of,
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/simianer/{pair}/shards.log",
     shell:
-        "smtlib sgd shards --work {params.work} --shards {params.shards} --seed {params.seed} "
-        "--out-dir {params.out} > {log} 2>&1"
+        "smtlib sgd shards --corpus-src {input.src} --corpus-tgt {input.tgt} --seed {params.seed} "
+        "--shard-src {output.src} --shard-ref {output.ref} --shard-ids {output.ids} > {log} 2>&1"
 
 
 # ---------------------------------------------------------------- 2. jackknifed folds
+# A fold's work files: the corpus without the fold's shards and its alignments; the fold's tables
+# come from them, its medium model shares the full corpus's LMs and alignment info (read in place).
 rule simianer_fold_work:
     input:
-        prepared=rules.train_prepare.output,
+        src=rules.train_prepare.output.src,
+        tgt=rules.train_prepare.output.tgt,
         aligned=rules.train_align.output.aligned,
-        lm=expand(
-            work_path("{{pair}}", "lm.{index}.{ext}"),
-            index=("0", "1"),
-            ext=("arpa.gz", "json"),
-        ),
+        prepare=rules.train_prepare.output.info,
         ids=sim_fold_ids,
     output:
-        corpus=multiext(
-            "results/simianer/{pair}/folds/f{fold}/work/corpus.", "src", "tgt"
+        src=sim_fold_path("work/corpus.src"),
+        tgt=sim_fold_path("work/corpus.tgt"),
+        aligned=expand(
+            sim_fold_path("work/aligned.{sym}"), sym=ALIGNMENTS, allow_missing=True
         ),
-        info="results/simianer/{pair}/folds/f{fold}/work/fold.json",
-        shared=multiext(
-            "results/simianer/{pair}/folds/f{fold}/work/",
-            "prepare.json",
-            "lm.0.arpa.gz",
-            "lm.0.json",
-            "lm.1.arpa.gz",
-            "lm.1.json",
-        ),
-    params:
-        work=input_dir_of,
-        alignments=" ".join(ALIGNMENTS),
-        out=dir_of,
+        prepare=sim_fold_path("work/prepare.json"),
+        info=sim_fold_path("work/fold.json"),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -85,19 +71,22 @@ rule simianer_fold_work:
     resources:
         mem_mb=1000,
     shell:
-        "smtlib sgd fold --work {params.work} --held-out {input.ids} --alignments {params.alignments} "
-        "--out {params.out} > {log} 2>&1"
+        "smtlib sgd fold --corpus-src {input.src} --corpus-tgt {input.tgt} --aligned {input.aligned} "
+        "--prepare-info {input.prepare} --held-out {input.ids} --fold-src {output.src} --fold-tgt {output.tgt} "
+        "--fold-aligned {output.aligned} --fold-prepare-info {output.prepare} --fold-info {output.info} "
+        "> {log} 2>&1"
 
 
 rule simianer_fold_phrases0:
     input:
-        rules.simianer_fold_work.output,
+        src=rules.simianer_fold_work.output.src,
+        tgt=rules.simianer_fold_work.output.tgt,
+        aligned=sim_fold_path("work/aligned.grow-diag-final-and"),
     output:
-        table="results/simianer/{pair}/folds/f{fold}/work/phrase-table.0.gz",
-        reordering="results/simianer/{pair}/folds/f{fold}/work/reordering-table.0.gz",
-        info="results/simianer/{pair}/folds/f{fold}/work/phrases.0.json",
+        table=sim_fold_path("work/phrase-table.0.gz"),
+        reordering=sim_fold_path("work/reordering-table.0.gz"),
+        info=sim_fold_path("work/phrases.0.json"),
     params:
-        work=dir_of,
         length=config["system"]["max_phrase_length"],
         limit=config["system"]["table_limit"],
     conda:
@@ -109,18 +98,21 @@ rule simianer_fold_phrases0:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train phrases --work {params.work} --index 0 --symmetrization grow-diag-final-and "
-        "--reordering --max-phrase-length {params.length} --table-limit {params.limit} > {log} 2>&1"
+        "smtlib train phrases --corpus-src {input.src} --corpus-tgt {input.tgt} --aligned {input.aligned} "
+        "--symmetrization grow-diag-final-and --phrase-table {output.table} --phrases-info {output.info} "
+        "--reordering-table {output.reordering} --max-phrase-length {params.length} "
+        "--table-limit {params.limit} > {log} 2>&1"
 
 
 rule simianer_fold_phrases1:
     input:
-        rules.simianer_fold_work.output,
+        src=rules.simianer_fold_work.output.src,
+        tgt=rules.simianer_fold_work.output.tgt,
+        aligned=sim_fold_path(f"work/{TM1_ALIGNED}"),
     output:
-        table="results/simianer/{pair}/folds/f{fold}/work/phrase-table.1.gz",
-        info="results/simianer/{pair}/folds/f{fold}/work/phrases.1.json",
+        table=sim_fold_path("work/phrase-table.1.gz"),
+        info=sim_fold_path("work/phrases.1.json"),
     params:
-        work=dir_of,
         tm1=TM1_SYMMETRIZATION,
         length=config["system"]["max_phrase_length"],
         limit=config["system"]["table_limit"],
@@ -133,20 +125,31 @@ rule simianer_fold_phrases1:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train phrases --work {params.work} --index 1 --symmetrization {params.tm1} "
+        "smtlib train phrases --corpus-src {input.src} --corpus-tgt {input.tgt} --aligned {input.aligned} "
+        "--symmetrization {params.tm1} --phrase-table {output.table} --phrases-info {output.info} "
         "--max-phrase-length {params.length} --table-limit {params.limit} > {log} 2>&1"
 
 
+# As rules/system.smk's train_assemble, the model directory's tables and LMs are hard links (not declared).
 rule simianer_fold_assemble:
     input:
-        p0=rules.simianer_fold_phrases0.output,
-        p1=rules.simianer_fold_phrases1.output,
+        prepare=rules.simianer_fold_work.output.prepare,
+        align=rules.train_align.output.info,
+        tables=[
+            rules.simianer_fold_phrases0.output.table,
+            rules.simianer_fold_phrases1.output.table,
+        ],
+        table_infos=[
+            rules.simianer_fold_phrases0.output.info,
+            rules.simianer_fold_phrases1.output.info,
+        ],
+        lms=component_files("lm.{}.arpa.gz", "medium"),
+        lm_infos=component_files("lm.{}.json", "medium"),
+        reordering=rules.simianer_fold_phrases0.output.reordering,
     output:
-        spec="results/simianer/{pair}/folds/f{fold}/medium/model.yaml",
-        compiled="results/simianer/{pair}/folds/f{fold}/medium/compiled.bin",
-    params:
-        work=input_dir_of,
-        out=dir_of,
+        spec=sim_fold_path("medium/model.yaml"),
+        weights=sim_fold_path("medium/weights.init"),
+        compiled=sim_fold_path("medium/compiled.bin"),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -156,20 +159,23 @@ rule simianer_fold_assemble:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train assemble --work {params.work} --feature-set medium --out {params.out} > {log} 2>&1"
+        "smtlib train assemble --feature-set medium --prepare-info {input.prepare} --align-info {input.align} "
+        "--phrase-table {input.tables} --phrases-info {input.table_infos} --lm {input.lms} "
+        "--lm-info {input.lm_infos} --reordering-table {input.reordering} --out {output.spec} > {log} 2>&1"
 
 
 # ---------------------------------------------------------------- 3. feature groups (rule templates)
+# TranslationModel0's table is rewritten with the templates; the other tables and LMs are hard links.
 rule simianer_templates:
     input:
         sim_medium_of,
     output:
-        spec="results/simianer/{pair}/models/{model}/{fgroup}/model.yaml",
-        compiled="results/simianer/{pair}/models/{model}/{fgroup}/compiled.bin",
+        spec=sim_models_path("model.yaml"),
+        weights=sim_models_path("weights.init"),
+        table=sim_models_path("phrase-table.0.gz"),
+        compiled=sim_models_path("compiled.bin"),
     params:
-        model=input_dir_of,
         groups=sim_groups_option,
-        out=dir_of,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -179,7 +185,7 @@ rule simianer_templates:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib sgd templates --model {params.model} --groups {params.groups} --out {params.out} > {log} 2>&1"
+        "smtlib sgd templates --model {input} --groups {params.groups} --out {output.spec} > {log} 2>&1"
 
 
 # ---------------------------------------------------------------- 4. the sharded loop
@@ -188,14 +194,12 @@ rule simianer_zero:
         sim_full_model,
     output:
         sim_path("ep0/next.weights"),
-    params:
-        model=input_dir_of,
     conda:
         "../envs/smtlib.yaml"
     log:
         sim_log("zero.log"),
     shell:
-        "smtlib sgd zero --model {params.model} --out {output} > {log} 2>&1"
+        "smtlib sgd zero --model {input} --out {output} > {log} 2>&1"
 
 
 rule simianer_decode_shard:

@@ -9,6 +9,21 @@ SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}"
 # ---------------------------------------------------------------- helpers
 
 
+def sim_shard_files(ext):
+    """The ``ext`` file ("src", "ref" or "ids") of every training shard, in shard order."""
+    return [f"{SIM_ROOT}/shards/shard{z}.{ext}" for z in range(SIM["shards"])]
+
+
+def sim_fold_path(name):
+    """A file of jackknife fold f{fold}: its work files ("work/...") and medium model ("medium/...")."""
+    return f"{SIM_ROOT}/folds/f{{fold}}/{name}"
+
+
+def sim_models_path(name):
+    """A file of a feature group's model: the full-corpus (model "full") or a fold's ("f{k}")."""
+    return f"{SIM_ROOT}/models/{{model}}/{{fgroup}}/{name}"
+
+
 def sim_path(name):
     """A file of a run directory, as a wildcard pattern (``sim_path("ep{epoch}/weights")``)."""
     return f"{SIM_RUN}/{name}"
@@ -69,19 +84,24 @@ _sim_check_config()
 def sim_model(pair, model, fgroup):
     """model.yaml of the full-corpus (model "full") or a fold's ("f{k}") model of a feature group."""
     if sim_group_templates(fgroup):
-        return f"results/simianer/{pair}/models/{model}/{fgroup}/model.yaml"
+        return sim_models_path("model.yaml").format(
+            pair=pair, model=model, fgroup=fgroup
+        )
+    return sim_medium_model(pair, model)
+
+
+def sim_medium_model(pair, model):
+    """model.yaml of the full-corpus (model "full") or a fold's ("f{k}") medium model."""
     if model == "full":
         return model_dir(pair, "medium", "model.yaml")
-    return f"results/simianer/{pair}/folds/{model}/medium/model.yaml"
+    return sim_fold_path("medium/model.yaml").format(
+        pair=pair, fold=model.removeprefix("f")
+    )
 
 
 def sim_medium_of(wildcards):
     """The medium model a feature group's templates are added to."""
-    if wildcards.model == "full":
-        return model_dir(wildcards.pair, "medium", "model.yaml")
-    return (
-        f"results/simianer/{wildcards.pair}/folds/{wildcards.model}/medium/model.yaml"
-    )
+    return sim_medium_model(wildcards.pair, wildcards.model)
 
 
 def sim_groups_option(wildcards):
@@ -135,21 +155,10 @@ def sim_shard_ref(wildcards):
 
 def sim_fold_ids(wildcards):
     """The .ids files of the shards of fold f{fold} (left out of its phrase tables)."""
-    fold = int(wildcards.fold)
+    ids = [f.format(pair=wildcards.pair) for f in sim_shard_files("ids")]
     return [
-        f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{z}.ids"
-        for z in range(SIM["shards"])
-        if z % sim_folds() == fold
+        path for z, path in enumerate(ids) if z % sim_folds() == int(wildcards.fold)
     ]
-
-
-def sim_shard_ids_all(wildcards):
-    return expand(
-        "{root}/shards/shard{z}.{ext}",
-        root=SIM_ROOT.format(pair=wildcards.pair),
-        z=range(SIM["shards"]),
-        ext=("src", "ref", "ids"),
-    )
 
 
 def sim_epoch_shards(wildcards):
@@ -223,16 +232,3 @@ def sim_table_refs(wildcards):
 
 def sim_plot_inputs(wildcards):
     return [f"{sim_run_dir(a, d, g)}/chosen.json" for a, d, g in sim_runs()]
-
-
-# The `smtlib sgd` commands (shards, fold, templates, zero) and the fold rules' `smtlib train --work`
-# take directories; until they take files (issue 13's explicit stage files, done for rules/system.smk),
-# these turn a declared file back into its directory.
-def input_dir_of(wildcards, input):
-    """The directory of the first input."""
-    return os.path.dirname(input[0])
-
-
-def dir_of(wildcards, output):
-    """The directory of the first output."""
-    return os.path.dirname(output[0])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from smtlib.bleu.stats import BleuSettings, compute_stats
-from smtlib.decoder.lattice import upper_envelope
+from smtlib.decoder.lattice_paths import upper_envelope
 from smtlib.decoder.lattice_bleu import prepare_references
 from smtlib.decoder.lattice_set import lattice_set_from_lattices
 from smtlib.tuners.lbmert import LatticeLineSearch

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from smtlib.bleu.stats import BleuSettings, compute_stats
-from smtlib.decoder.lattice import upper_envelope
+from smtlib.decoder.lattice_paths import upper_envelope
 from smtlib.decoder.lattice_bleu import (
     linear_coefficients,
     oracle_path,

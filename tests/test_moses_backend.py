@@ -9,7 +9,6 @@ import pytest
 from smtlib.decoder.moses_backend import default_moses_dir, read_moses_nbest
 from tests.decoder_toy import random_source, write_toy_model
 from smtlib.kbest.pool import read_pool
-from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import export_moses, feature_map
 from smtlib.system.moses_ini import MosesIni
 from smtlib.weights import read_weights, write_weights
@@ -101,7 +100,8 @@ def test_backend_refusals(toy, tmp_path, cli):
 
 
 def test_backend_lattices_from_the_moses_hypergraph(toy, tmp_path, cli):
-    from smtlib.decoder.lattice import best_path, read_lattices
+    from smtlib.decoder.lattice import read_lattices
+    from smtlib.decoder.lattice_paths import best_path
 
     binary = moses_binary()
     d, spec, weights, lines = toy

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import gzip
 
-import numpy as np
 import pytest
 
-from smtlib.decoder.lattice import best_path
+from smtlib.decoder.lattice_paths import best_path
 from smtlib.decoder.moses_hypergraph import dense_names_of_weights, read_moses_hypergraph, read_moses_weights
 from smtlib.errors import InputError
 

@@ -18,7 +18,7 @@ from smtlib.tuners.sgd import select_columns
 from smtlib.tuners.sgd_mixing import choose_epoch, mix_epoch
 from smtlib.weights import is_dense_name
 from smtlib.errors import InputError
-from smtlib.system.jackknife import fold_of, shard_ids, write_fold_work
+from smtlib.system.jackknife import FoldFiles, fold_of, shard_ids, write_fold
 from smtlib.system.sparse import rule_feature_table, rule_features
 
 DENSE_ENDING = re.compile(r"_\d+$")
@@ -98,31 +98,70 @@ def _work(tmp_path):
     (work / "aligned.grow-diag-final-and").write_text("0-0 1-1\n0-0 1-1\n0-0 1-1\n0-0 1-1 2-2\n")
     (work / "prepare.json").write_text(json.dumps({"src_lang": "de", "tgt_lang": "en", "lowercase": True,
                                                    "tokenizer": ""}))
-    (work / "lm.0.json").write_text("{}")
     return work
 
 
+def _fold_files(fold):
+    return FoldFiles(fold / "corpus.src", fold / "corpus.tgt", [fold / "aligned.gdfa"], fold / "prepare.json",
+                     fold / "fold.json")
+
+
 def test_fold_leaves_the_held_out_sentences_out_of_the_phrase_table(tmp_path):
-    from smtlib.system.build import WorkFiles, stage_phrases
+    from smtlib.system.build import stage_phrases
 
     work = _work(tmp_path)
     fold = tmp_path / "fold"
-    info = write_fold_work(work, np.array([2]), fold, ("grow-diag-final-and",))
-    assert info == {"sentences": 4, "held_out": 1, "kept": 3, "alignments": ["grow-diag-final-and"]}
+    out = _fold_files(fold)
+    info = write_fold(work / "corpus.src", work / "corpus.tgt", [work / "aligned.grow-diag-final-and"],
+                      work / "prepare.json", np.array([2]), out)
+    assert info == {"sentences": 4, "held_out": 1, "kept": 3,
+                    "alignments": [str(work / "aligned.grow-diag-final-and")]}
+    assert json.loads((fold / "fold.json").read_text()) == info
     assert (fold / "corpus.src").read_text().splitlines() == ["der hund", "die katze", "der hund läuft"]
-    assert (fold / "aligned.grow-diag-final-and").read_text().splitlines() == ["0-0 1-1", "0-0 1-1", "0-0 1-1 2-2"]
-    assert (fold / "lm.0.json").is_file()  # shared
-    assert json.loads((fold / "prepare.json").read_text())["jackknife"]["held_out"] == 1
-    files = WorkFiles(fold)
-    stage_phrases(files.corpus_src, files.corpus_tgt, files.aligned("grow-diag-final-and"),
-                  phrase_table=files.phrase_table(0), phrases_info=files.phrases_info(0), limit=0)
-    table = gzip.open(fold / "phrase-table.0.gz", "rt", encoding="utf-8").read()
+    assert (fold / "aligned.gdfa").read_text().splitlines() == ["0-0 1-1", "0-0 1-1", "0-0 1-1 2-2"]
+    prepare = json.loads((fold / "prepare.json").read_text())
+    assert prepare["jackknife"]["held_out"] == 1 and prepare["src_lang"] == "de"
+    # exactly the files given, nothing else (the workflow declares them)
+    assert sorted(p.name for p in fold.iterdir()) == ["aligned.gdfa", "corpus.src", "corpus.tgt", "fold.json",
+                                                      "prepare.json"]
+    stage_phrases(out.corpus_src, out.corpus_tgt, out.aligned[0], phrase_table=fold / "pt.gz",
+                  phrases_info=fold / "phrases.json", limit=0)
+    table = gzip.open(fold / "pt.gz", "rt", encoding="utf-8").read()
     assert "zebra" not in table  # the held-out sentence's phrases are not memorized
     assert "der hund ||| the dog |||" in table
-    with pytest.raises(InputError):
-        write_fold_work(work, np.array([0, 1, 2, 3]), tmp_path / "empty", ("grow-diag-final-and",))
-    with pytest.raises(InputError):
-        write_fold_work(work, np.array([9]), tmp_path / "beyond", ("grow-diag-final-and",))
+    for held, name in (([0, 1, 2, 3], "empty"), ([9], "beyond")):
+        with pytest.raises(InputError):
+            write_fold(work / "corpus.src", work / "corpus.tgt", [work / "aligned.grow-diag-final-and"],
+                       work / "prepare.json", np.array(held), _fold_files(tmp_path / name))
+
+
+def test_shards_and_fold_commands_write_exactly_the_files_given(tmp_path, cli):
+    work = _work(tmp_path)
+    shards = tmp_path / "shards"
+    files = {ext: [shards / f"s{z}.{ext}" for z in range(2)] for ext in ("src", "ref", "ids")}
+    r = cli("sgd", "shards", "--corpus-src", work / "corpus.src", "--corpus-tgt", work / "corpus.tgt",
+            "--seed", "3", "--shard-src", *files["src"], "--shard-ref", *files["ref"], "--shard-ids", *files["ids"])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"shards": 2, "sizes": [2, 2]}
+    assert sorted(shards.iterdir()) == sorted(p for paths in files.values() for p in paths)
+    corpus = list(zip((work / "corpus.src").read_text().splitlines(), (work / "corpus.tgt").read_text().splitlines()))
+    ids = [[int(i) for i in f.read_text().split()] for f in files["ids"]]
+    assert sorted(i for shard in ids for i in shard) == [0, 1, 2, 3]
+    for z, shard in enumerate(ids):
+        assert list(zip(files["src"][z].read_text().splitlines(), files["ref"][z].read_text().splitlines())) == [
+            corpus[i] for i in shard]
+    fold = tmp_path / "fold"
+    r = cli("sgd", "fold", "--corpus-src", work / "corpus.src", "--corpus-tgt", work / "corpus.tgt",
+            "--aligned", work / "aligned.grow-diag-final-and", "--prepare-info", work / "prepare.json",
+            "--held-out", files["ids"][1], "--fold-src", fold / "a.src", "--fold-tgt", fold / "a.tgt",
+            "--fold-aligned", fold / "a.gdfa", "--fold-prepare-info", fold / "p.json", "--fold-info", fold / "f.json")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in fold.iterdir()) == ["a.gdfa", "a.src", "a.tgt", "f.json", "p.json"]
+    assert (fold / "a.src").read_text().splitlines() == [corpus[i][0] for i in ids[0]]
+    r = cli("sgd", "shards", "--corpus-src", work / "corpus.src", "--corpus-tgt", work / "corpus.tgt",
+            "--shard-src", tmp_path / "x.src", "--shard-ref", tmp_path / "x.ref", tmp_path / "y.ref",
+            "--shard-ids", tmp_path / "x.ids")
+    assert r.returncode == 2 and "per shard" in r.stderr and not (tmp_path / "x.src").exists()
 
 
 # -- mixing and selection (Algorithms 2-4) ---------------------------------------------------------

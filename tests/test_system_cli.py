@@ -346,9 +346,12 @@ def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
                "--feature-set", "medium", "--out", medium, "--seed", "1")
     assert done.returncode == 0, done.stderr
     out = tmp_path / "templated"
-    done = cli("sgd", "templates", "--model", medium, "--groups", "id", "shape", "--out", out)
+    done = cli("sgd", "templates", "--model", medium / "model.yaml", "--groups", "id", "shape",
+               "--out", out / "model.yaml")
     assert done.returncode == 0, done.stderr
     spec, base = read_model_spec(out), read_model_spec(medium)
+    components = [c.path for c in base.phrase_tables + base.language_models + base.reordering]
+    assert sorted(p.name for p in out.iterdir()) == sorted(["model.yaml", "weights.init", "compiled.bin", *components])
     assert spec.feature_set == "big" and len(spec.sparse_templates) == 2
     assert (out / "weights.init").read_bytes() == (medium / "weights.init").read_bytes()
     for comp in base.phrase_tables + base.language_models + base.reordering:

@@ -140,6 +140,86 @@ def _find_slot(toks, i, n, t_key, t_order, mask):
 
 
 @numba.njit(cache=True)
+def _sentence_vocab(hyp_ids, hyp_offsets, order, lo, hi, ref_ids, ref_lo, ref_hi):
+    """The distinct token ids of one sentence's hypotheses ``order[lo:hi]`` and references, sorted:
+    a token's position in it + 1 is its renumbered id (global ids may not fit in 16 bits)."""
+    total = ref_hi - ref_lo
+    for k in range(lo, hi):
+        h = order[k]
+        total += hyp_offsets[h + 1] - hyp_offsets[h]
+    pool = np.empty(total, dtype=np.int64)
+    p = 0
+    for t in range(ref_lo, ref_hi):
+        pool[p] = ref_ids[t]
+        p += 1
+    for k in range(lo, hi):
+        h = order[k]
+        for t in range(hyp_offsets[h], hyp_offsets[h + 1]):
+            pool[p] = hyp_ids[t]
+            p += 1
+    local = np.unique(pool)
+    if len(local) >= 65535:
+        raise ValueError("more than 65,534 distinct tokens in one sentence's hypotheses and references")
+    return local
+
+
+@numba.njit(cache=True)
+def _reference_table(ref_ids, ref_offsets, s, n_refs, local, renumber, ref_lens):
+    """The n-gram table of sentence ``s``'s references: ``(key, order, max count over references,
+    mask)`` per slot (order 0: an empty slot); their lengths go to ``ref_lens``."""
+    ref_lo = ref_offsets[s * n_refs]
+    ref_hi = ref_offsets[(s + 1) * n_refs]
+    capacity = 16
+    while capacity < 4 * (ref_hi - ref_lo) * 2 + 16:
+        capacity *= 2
+    mask = np.uint64(capacity - 1)
+    t_key = np.zeros(capacity, dtype=np.int64)
+    t_order = np.zeros(capacity, dtype=np.int64)  # 0 = empty slot
+    t_max = np.zeros(capacity, dtype=np.int64)
+    t_cur = np.zeros(capacity, dtype=np.int64)  # count within the current reference
+    touched = np.empty(capacity, dtype=np.int64)
+    for r in range(n_refs):
+        a, b = ref_offsets[s * n_refs + r], ref_offsets[s * n_refs + r + 1]
+        toks = ref_ids[a:b]
+        if renumber:
+            toks = np.searchsorted(local, toks) + 1
+        ref_lens[r] = b - a
+        n_touched = 0
+        for n in range(1, 5):
+            for i in range(len(toks) - n + 1):
+                key, slot = _find_slot(toks, i, n, t_key, t_order, mask)
+                if t_order[slot] == 0:
+                    t_order[slot] = n
+                    t_key[slot] = key
+                if t_cur[slot] == 0:
+                    touched[n_touched] = slot
+                    n_touched += 1
+                t_cur[slot] += 1
+        for q in range(n_touched):
+            slot = touched[q]
+            if t_cur[slot] > t_max[slot]:
+                t_max[slot] = t_cur[slot]
+            t_cur[slot] = 0
+    return t_key, t_order, t_max, mask
+
+
+@numba.njit(cache=True, inline="always")
+def _reference_length(hyp_len, ref_lens, n_refs, rule):
+    """The effective reference length: closest (shorter on ties; rule 0), shortest (1) or average (2)."""
+    if rule == 0:
+        best = ref_lens[0]
+        for r in range(1, n_refs):
+            d_new = abs(hyp_len - ref_lens[r])
+            d_old = abs(hyp_len - best)
+            if d_new < d_old or (d_new == d_old and ref_lens[r] < best):
+                best = ref_lens[r]
+        return float(best)
+    if rule == 1:
+        return float(ref_lens[:n_refs].min())
+    return ref_lens[:n_refs].sum() / n_refs
+
+
+@numba.njit(cache=True)
 def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, rule, renumber):
     """Statistics rows (sacrebleu layout) of the hypotheses, in ``order`` (grouped by sentence)."""
     n_hyp = len(order)
@@ -150,61 +230,13 @@ def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets
         lo, hi = sent_offsets[s], sent_offsets[s + 1]
         if lo == hi:
             continue
-        ref_lo = ref_offsets[s * n_refs]
-        ref_hi = ref_offsets[(s + 1) * n_refs]
         local = np.empty(0, dtype=np.int64)
         if renumber:
-            # Global ids would not fit in 16 bits: number this sentence's tokens from 1.
-            total = ref_hi - ref_lo
-            for k in range(lo, hi):
-                h = order[k]
-                total += hyp_offsets[h + 1] - hyp_offsets[h]
-            pool = np.empty(total, dtype=np.int64)
-            p = 0
-            for t in range(ref_lo, ref_hi):
-                pool[p] = ref_ids[t]
-                p += 1
-            for k in range(lo, hi):
-                h = order[k]
-                for t in range(hyp_offsets[h], hyp_offsets[h + 1]):
-                    pool[p] = hyp_ids[t]
-                    p += 1
-            local = np.unique(pool)
-            if len(local) >= 65535:
-                raise ValueError("more than 65,534 distinct tokens in one sentence's hypotheses and references")
-        # Reference n-gram table: key, order, max count over references, per-hypothesis use.
-        capacity = 16
-        while capacity < 4 * (ref_hi - ref_lo) * 2 + 16:
-            capacity *= 2
-        mask = np.uint64(capacity - 1)
-        t_key = np.zeros(capacity, dtype=np.int64)
-        t_order = np.zeros(capacity, dtype=np.int64)  # 0 = empty slot
-        t_max = np.zeros(capacity, dtype=np.int64)
-        t_cur = np.zeros(capacity, dtype=np.int64)  # count within the current reference
-        t_used = np.zeros(capacity, dtype=np.int64)
-        touched = np.empty(capacity, dtype=np.int64)
-        for r in range(n_refs):
-            a, b = ref_offsets[s * n_refs + r], ref_offsets[s * n_refs + r + 1]
-            toks = ref_ids[a:b]
-            if renumber:
-                toks = np.searchsorted(local, toks) + 1
-            ref_lens[r] = b - a
-            n_touched = 0
-            for n in range(1, 5):
-                for i in range(len(toks) - n + 1):
-                    key, slot = _find_slot(toks, i, n, t_key, t_order, mask)
-                    if t_order[slot] == 0:
-                        t_order[slot] = n
-                        t_key[slot] = key
-                    if t_cur[slot] == 0:
-                        touched[n_touched] = slot
-                        n_touched += 1
-                    t_cur[slot] += 1
-            for q in range(n_touched):
-                slot = touched[q]
-                if t_cur[slot] > t_max[slot]:
-                    t_max[slot] = t_cur[slot]
-                t_cur[slot] = 0
+            local = _sentence_vocab(hyp_ids, hyp_offsets, order, lo, hi, ref_ids, ref_offsets[s * n_refs],
+                                    ref_offsets[(s + 1) * n_refs])
+        t_key, t_order, t_max, mask = _reference_table(ref_ids, ref_offsets, s, n_refs, local, renumber, ref_lens)
+        t_used = np.zeros(len(t_key), dtype=np.int64)  # clipping: the uses of each entry by one hypothesis
+        touched = np.empty(len(t_key), dtype=np.int64)
         for k in range(lo, hi):
             h = order[k]
             toks = hyp_ids[hyp_offsets[h] : hyp_offsets[h + 1]]
@@ -212,18 +244,7 @@ def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets
                 toks = np.searchsorted(local, toks) + 1
             hyp_len = len(toks)
             out[k, 0] = hyp_len
-            if rule == 0:  # closest, shorter on ties
-                best = ref_lens[0]
-                for r in range(1, n_refs):
-                    d_new = abs(hyp_len - ref_lens[r])
-                    d_old = abs(hyp_len - best)
-                    if d_new < d_old or (d_new == d_old and ref_lens[r] < best):
-                        best = ref_lens[r]
-                out[k, 1] = best
-            elif rule == 1:
-                out[k, 1] = ref_lens[:n_refs].min()
-            else:
-                out[k, 1] = ref_lens[:n_refs].sum() / n_refs
+            out[k, 1] = _reference_length(hyp_len, ref_lens, n_refs, rule)
             n_touched = 0
             for n in range(1, 5):
                 count = hyp_len - n + 1

@@ -1,10 +1,13 @@
 """Distributed pairwise-ranking SGD on the training set (Simianer, Riezler & Dyer 2012), step by step,
 for a workflow that runs each shard of each epoch as its own job (``rules/simianer.smk``).
 
-  smtlib sgd shards --work WORK --shards Z --seed S --out-dir DIR      # DIR/shard{z}.src/.ref/.ids
-  smtlib sgd fold --work WORK --held-out DIR/shard0.ids [...] --alignments grow-diag-final-and union --out FOLD
-  smtlib sgd templates --model MEDIUM --groups id ng shape --out DIR   # + rule templates (§3)
-  smtlib sgd zero --model MODEL --out ep0.weights                      # the zero start (§5.2)
+  smtlib sgd shards --corpus-src W/corpus.src --corpus-tgt W/corpus.tgt --seed S \\
+      --shard-src S/shard0.src ... --shard-ref S/shard0.ref ... --shard-ids S/shard0.ids ...  # Z shards
+  smtlib sgd fold --corpus-src W/corpus.src --corpus-tgt W/corpus.tgt --aligned W/aligned.H ... \\
+      --prepare-info W/prepare.json --held-out S/shard0.ids [...] --fold-src F/corpus.src \\
+      --fold-tgt F/corpus.tgt --fold-aligned F/aligned.H ... --fold-prepare-info F/prepare.json --fold-info F/fold.json
+  smtlib sgd templates --model MEDIUM/model.yaml --groups id ng shape --out DIR/model.yaml  # + rule templates (§3)
+  smtlib sgd zero --model MODEL/model.yaml --out ep0.weights  # the zero start (§5.2)
   smtlib sgd mix --algorithm itermixsgd --shard-weights ep3/shard*.weights [--state ep2/mix.json] \\
       --out ep3/weights --next ep3/next.weights --state-out ep3/mix.json [--k K | --k-fraction F]
   smtlib sgd choose --epochs ep1 ep2 ... --out chosen.weights --info chosen.json
@@ -31,6 +34,7 @@ import sys
 import numpy as np
 
 from smtlib.io import read_json, write_json
+from smtlib.system.modeldir import model_directory
 from smtlib.tuners.sgd import PAPER_K_FRACTION
 from smtlib.tuners.sgd_mixing import ALGORITHMS, choose_epoch, mix_epoch
 from smtlib.weights import read_weights, write_weights
@@ -39,24 +43,39 @@ from smtlib.weights import read_weights, write_weights
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("shards", help="split the prepared training corpus into random shards")
-    p.add_argument("--work", required=True, help="smtlib train work directory (corpus.src, corpus.tgt)")
-    p.add_argument("--shards", type=int, required=True, help="number of shards Z")
+    p.add_argument("--corpus-src", required=True, help="the prepared source side (smtlib train prepare; read)")
+    p.add_argument("--corpus-tgt", required=True, help="the prepared target side (read)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the split (default 1)")
-    p.add_argument("--out-dir", required=True)
+    p.add_argument("--shard-src", nargs="+", required=True, metavar="FILE",
+                   help="each shard's source sentences (written; one file per shard, so their number is Z)")
+    p.add_argument("--shard-ref", nargs="+", required=True, metavar="FILE",
+                   help="each shard's references, in the order of --shard-src (written)")
+    p.add_argument("--shard-ids", nargs="+", required=True, metavar="FILE",
+                   help="each shard's 0-based corpus line ids, in the order of --shard-src (written)")
 
-    p = sub.add_parser("fold", help="a work directory without the held-out sentences (jackknifing)")
-    p.add_argument("--work", required=True, help="the full corpus's smtlib train work directory")
+    p = sub.add_parser("fold", help="the prepared corpus without the held-out sentences (jackknifing)")
+    p.add_argument("--corpus-src", required=True, help="the full prepared source side (read)")
+    p.add_argument("--corpus-tgt", required=True, help="the full prepared target side (read)")
+    p.add_argument("--aligned", nargs="+", required=True, metavar="FILE",
+                   help="the full corpus's symmetrized alignments to carry over (read)")
+    p.add_argument("--prepare-info", required=True, help="the full corpus's prepare.json (read)")
     p.add_argument("--held-out", nargs="+", required=True, help="sentence-id files (shard*.ids) left out")
-    p.add_argument("--alignments", nargs="+", required=True, help="symmetrizations to carry over (aligned.NAME)")
-    p.add_argument("--out", required=True, help="the fold's work directory")
+    p.add_argument("--fold-src", required=True, help="the fold's prepared source side (written)")
+    p.add_argument("--fold-tgt", required=True, help="the fold's prepared target side (written)")
+    p.add_argument("--fold-aligned", nargs="+", required=True, metavar="FILE",
+                   help="the fold's lines of each --aligned alignment, in the same order (written)")
+    p.add_argument("--fold-prepare-info", required=True, help="the fold's prepare.json (written)")
+    p.add_argument("--fold-info", required=True, help="JSON: sentences, held out, kept (written)")
 
     p = sub.add_parser("templates", help="a medium model + the rule templates of Simianer et al. (2012), §3")
-    p.add_argument("--model", required=True, help="medium model directory")
+    p.add_argument("--model", required=True, type=model_directory, help="the medium model (its directory or model.yaml)")
     p.add_argument("--groups", nargs="+", required=True, choices=("id", "ng", "shape"))
-    p.add_argument("--out", required=True, help="output model directory")
+    p.add_argument("--out", required=True, type=model_directory,
+                   help="the model to write (its directory or model.yaml): model.yaml, weights.init, compiled.bin, "
+                        "TranslationModel0's table with the templates; the other tables and LMs are linked")
 
     p = sub.add_parser("zero", help="the zero weight vector of a model (the paper's start, §5.2)")
-    p.add_argument("--model", required=True)
+    p.add_argument("--model", required=True, type=model_directory, help="model directory or its model.yaml")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("mix", help="mix (and select) the shards' weights after an epoch")
@@ -94,13 +113,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "shards":
         from smtlib.system.jackknife import write_shards
 
-        sizes = write_shards(args.work, args.out_dir, args.shards, args.seed)
+        sizes = write_shards(args.corpus_src, args.corpus_tgt, sources=args.shard_src, references=args.shard_ref,
+                             id_files=args.shard_ids, seed=args.seed)
         print(json.dumps({"shards": len(sizes), "sizes": sizes}))
     elif args.action == "fold":
-        from smtlib.system.jackknife import read_ids, write_fold_work
+        from smtlib.system.jackknife import FoldFiles, read_ids, write_fold
 
         held = np.unique(np.concatenate([read_ids(p) for p in args.held_out]))
-        print(json.dumps(write_fold_work(args.work, held, args.out, tuple(args.alignments))))
+        out = FoldFiles(args.fold_src, args.fold_tgt, args.fold_aligned, args.fold_prepare_info, args.fold_info)
+        print(json.dumps(write_fold(args.corpus_src, args.corpus_tgt, args.aligned, args.prepare_info, held, out)))
     elif args.action == "templates":
         from smtlib.system.sparse import rule_template_model
 

@@ -126,10 +126,8 @@ def _add_file_option(p: argparse.ArgumentParser, option: str, default: str, what
     p.add_argument(option, metavar="FILE", help=f"{what} (default: WORK/{default})")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    stages = parser.add_subparsers(dest="stage", metavar="STAGE")
-    stages.required = True
-
+def _add_build_stage(stages: argparse._SubParsersAction) -> None:
+    """``build``: every stage at once."""
     p = stages.add_parser("build", help="run every stage and write a model directory",
                           description="Run every stage and write the model directory --out.")
     _add_corpus_options(p)
@@ -144,6 +142,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_phrase_options(p)
     _add_align_options(p)
 
+
+def _add_prepare_stage(stages: argparse._SubParsersAction) -> None:
+    """``prepare``: the prepared corpus."""
     p = stages.add_parser("prepare", help="read, tokenize, lowercase and clean a parallel corpus",
                           description="Write the prepared corpus (--corpus-src, --corpus-tgt) and its counts "
                                       "(--prepare-info).")
@@ -153,6 +154,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (written)")
     _add_file_option(p, "--prepare-info", "prepare.json", "the counts and settings (written)")
 
+
+def _add_align_stage(stages: argparse._SubParsersAction) -> None:
+    """``align``: eflomal and symmetrization."""
     p = stages.add_parser("align", help="eflomal in both directions and symmetrization",
                           description="Align the prepared corpus with eflomal in both directions (--forward, "
                                       "--reverse) and write each --symmetrize heuristic's alignment (--aligned).")
@@ -169,6 +173,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--align-info", "align.json", "the link counts and the seed (written)")
     _add_align_options(p)
 
+
+def _add_phrases_stage(stages: argparse._SubParsersAction) -> None:
+    """``phrases``: a phrase table (and its reordering table)."""
     p = stages.add_parser("phrases", help="extract and score a phrase table",
                           description="Write the phrase table --phrase-table and its sizes --phrases-info (and "
                                       "the reordering table of the same extraction with --reordering-table).")
@@ -189,6 +196,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="also write the reordering table, as WORK/reordering-table.K.gz")
     _add_phrase_options(p)
 
+
+def _add_reordering_stage(stages: argparse._SubParsersAction) -> None:
+    """``reordering``: the reordering table of a phrase table."""
     p = stages.add_parser("reordering", help="the msd-bidirectional-fe reordering table of a phrase table",
                           description="Write the reordering table --reordering-table for the pairs of the phrase "
                                       "table --phrases-info describes, and its sizes --reordering-info.")
@@ -203,6 +213,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_file_option(p, "--reordering-table", "reordering-table.K.gz", "the reordering table (written)")
     _add_file_option(p, "--reordering-info", "reordering.K.json", "its sizes (written)")
 
+
+def _add_lm_stage(stages: argparse._SubParsersAction) -> None:
+    """``lm``: an n-gram LM."""
     p = stages.add_parser("lm", help="an interpolated modified Kneser-Ney n-gram LM as ARPA",
                           description="Write the ARPA LM --lm and its sizes --lm-info (and, with --check, compare "
                                       "perplexities with kenlm).")
@@ -220,6 +233,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="TEXT",
                    help="print the perplexity of TEXT under our estimate and under kenlm reading the ARPA file")
 
+
+def _add_assemble_stage(stages: argparse._SubParsersAction) -> None:
+    """``assemble``: a model directory from the stage files."""
     p = stages.add_parser("assemble", help="collect the components of a feature set into a model directory",
                           description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
                                       "DIR/compiled.bin.")
@@ -243,11 +259,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "LexicalReordering0, for the sets with reordering (read)")
     p.add_argument("--out", required=True, help="model directory to write (or its model.yaml)")
 
+
+def _add_compile_stage(stages: argparse._SubParsersAction) -> None:
+    """``compile``: DIR/compiled.bin."""
     p = stages.add_parser("compile", help="write DIR/compiled.bin, the binary model the decoder memory-maps",
                           description="Write DIR/compiled.bin from the text tables and LMs of DIR (what assemble "
                                       "does after collecting them); print its size and counts.")
     p.add_argument("--model", required=True, help="model directory (or its model.yaml)")
 
+
+def _add_export_moses_stage(stages: argparse._SubParsersAction) -> None:
+    """``export-moses``: a Moses system."""
     p = stages.add_parser("export-moses", help="a Moses system (moses.ini, merged phrase table) that Moses scores as "
                           "smtlib decode does",
                           description="Write OUT/moses.ini and OUT/phrase-table.gz (the model's phrase tables "
@@ -263,6 +285,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="options per source phrase, 0 = all (default: 20, as smtlib decode)")
 
 
+def _add_import_moses_stage(stages: argparse._SubParsersAction) -> None:
+    """``import-moses``: a model directory from a Moses system."""
     p = stages.add_parser("import-moses", help="a Moses system (moses.ini, its tables and ARPA LMs) as a model "
                           "directory", description="Write OUT/model.yaml and OUT/weights.init for the Moses system of "
                           "--ini, pointing at its files (or copying them); a merged phrase table of 4*T scores is "
@@ -276,112 +300,161 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="the system was trained on lowercased text: smtlib decode lowercases its input")
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One subcommand per stage (in the order a build runs them), then the model-directory commands."""
+    stages = parser.add_subparsers(dest="stage", metavar="STAGE")
+    stages.required = True
+    for add_stage in (_add_build_stage, _add_prepare_stage, _add_align_stage, _add_phrases_stage,
+                      _add_reordering_stage, _add_lm_stage, _add_assemble_stage, _add_compile_stage,
+                      _add_export_moses_stage, _add_import_moses_stage):
+        add_stage(stages)
+
+
 def _print(data) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
 def run(args: argparse.Namespace) -> int:
-    from smtlib.system import build as b
     from smtlib.system.modeldir import model_directory
 
-    stage = args.stage
-    if stage == "assemble":
+    if args.stage == "assemble":
         args.out = model_directory(args.out)
-    if stage in ("compile", "export-moses"):
+    if args.stage in ("compile", "export-moses"):
         args.model = model_directory(args.model)
-    if stage == "build":
-        opts = b.BuildOptions(
-            src_lang=args.src_lang, tgt_lang=args.tgt_lang, feature_set=args.feature_set, tokenize=args.tokenize,
-            lowercase=args.lowercase, max_length=args.max_length, max_ratio=args.max_ratio,
-            max_phrase_length=args.max_phrase_length, table_limit=args.table_limit, lm_order=args.lm_order,
-            lm1_order=args.lm1_order, lm1_text=args.lm1_text, tm1_symmetrization=args.tm1_symmetrization,
-            seed=args.seed, threads=args.threads,
-        )
-        report = b.build(args.src, args.tgt, args.out, opts, work=args.work,
-                         log=lambda msg: print(f"smtlib train: {msg}", file=sys.stderr), compile_model=_compile)
-        summary = {name: s["seconds"] for name, s in report["stages"].items()}
-        _print({"model": args.out, "seconds": summary, "total_seconds": report["total_seconds"],
-                "peak_memory_mib": report["peak_memory_mib"]})
-    elif stage == "prepare":
-        files = _work_files(args)
-        _print(b.stage_prepare(
-            args.src, args.tgt, corpus_src=_file(args, "corpus_src", files, lambda w: w.corpus_src),
-            corpus_tgt=_file(args, "corpus_tgt", files, lambda w: w.corpus_tgt),
-            prepare_info=_file(args, "prepare_info", files, lambda w: w.prepare_info), src_lang=args.src_lang,
-            tgt_lang=args.tgt_lang, tokenize=args.tokenize, lowercase=args.lowercase, max_length=args.max_length,
-            max_ratio=args.max_ratio,
-        ))
-    elif stage == "align":
-        files = _work_files(args)
-        aligned = args.aligned or [_file(args, "aligned", files, lambda w, h=h: w.aligned(h)) for h in args.symmetrize]
-        if len(aligned) != len(args.symmetrize):
-            raise InputError(f"--aligned names {len(aligned)} file(s) for {len(args.symmetrize)} --symmetrize heuristic(s)")
-        _print(b.stage_align(
-            *_corpus(args, files), forward=_file(args, "forward", files, lambda w: w.forward),
-            reverse=_file(args, "reverse", files, lambda w: w.reverse), aligned=dict(zip(args.symmetrize, aligned)),
-            align_info=_file(args, "align_info", files, lambda w: w.align_info), seed=args.seed, threads=args.threads,
-        ))
-    elif stage == "phrases":
-        files, k = _work_files(args), args.index
-        reordering = args.reordering_table
-        if reordering is None and args.reordering:
-            reordering = _file(args, "reordering_table", files, lambda w: w.reordering_table(k))
-        _print(b.stage_phrases(
-            *_corpus(args, files), _file(args, "aligned", files, lambda w: w.aligned(args.symmetrization)),
-            phrase_table=_file(args, "phrase_table", files, lambda w: w.phrase_table(k)),
-            phrases_info=_file(args, "phrases_info", files, lambda w: w.phrases_info(k)), reordering_table=reordering,
-            symmetrization=args.symmetrization, sparse=args.sparse, max_length=args.max_phrase_length,
-            limit=args.table_limit,
-        ))
-    elif stage == "reordering":
-        files, k = _work_files(args), args.index
-        phrases_info = _file(args, "phrases_info", files, lambda w: w.phrases_info(k))
-        _print(b.stage_reordering(
-            *_corpus(args, files),
-            _file(args, "aligned", files, lambda w: w.aligned(b.phrases_symmetrization(phrases_info))), phrases_info,
-            reordering_table=_file(args, "reordering_table", files, lambda w: w.reordering_table(k)),
-            reordering_info=_file(args, "reordering_info", files, lambda w: w.reordering_info(k)),
-        ))
-    elif stage == "lm":
-        files, k = _work_files(args), args.index
-        source, arpa = _lm_source(args, files), _file(args, "lm", files, lambda w: w.lm(k))
-        info = b.stage_lm(lm=arpa, lm_info=_file(args, "lm_info", files, lambda w: w.lm_info(k)), order=args.order,
-                          **source)
-        if args.check:
-            info["check"] = _check_lm(args, source, arpa, _prepare_info(args, files))
-        _print(info)
-    elif stage == "assemble":
-        files = _work_files(args)
-        inputs = b.assemble_inputs(files, args.feature_set) if files is not None else {"align_info": None}
-        explicit = {"prepare_info": args.prepare_info, "align_info": args.align_info, "phrase_tables": args.phrase_table,
-                    "phrases_infos": args.phrases_info, "lms": args.lm, "lm_infos": args.lm_info,
-                    "reordering_table": args.reordering_table}
-        inputs.update({key: value for key, value in explicit.items() if value is not None})
-        inputs.setdefault("reordering_table", None)  # the stage says which feature sets need one
-        missing = [key for key in explicit if key not in inputs]
-        if missing:
-            raise InputError("give --work or every input: missing " + ", ".join(
-                "--" + {"phrase_tables": "phrase-table", "phrases_infos": "phrases-info", "lms": "lm",
-                        "lm_infos": "lm-info"}.get(key, key.replace("_", "-")) for key in missing))
-        spec = b.stage_assemble(args.out, feature_set=args.feature_set, count_bins=args.count_bins, **inputs).to_dict()
-        _print({**spec, "compiled": _compile(args.out)})
-    elif stage == "compile":
-        _print(_compile(args.model))
-    elif stage == "export-moses":
-        from smtlib.system.moses_export import export_moses
-        from smtlib.weights import read_weights
-
-        weights = read_weights(args.weights) if args.weights else None
-        print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit,
-                           table_limit=args.table_limit))
-    elif stage == "import-moses":
-        from smtlib.system.moses_import import import_moses
-
-        _print(import_moses(args.ini, args.out, copy=args.copy, source_lang=args.src_lang,
-                            target_lang=args.tgt_lang, lowercase=args.lowercase))
-    else:  # argparse restricts the choices
-        raise InputError(f"unknown stage {stage!r}")
+    _RUNNERS[args.stage](args)
     return 0
+
+
+def _run_build(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    opts = b.BuildOptions(
+        src_lang=args.src_lang, tgt_lang=args.tgt_lang, feature_set=args.feature_set, tokenize=args.tokenize,
+        lowercase=args.lowercase, max_length=args.max_length, max_ratio=args.max_ratio,
+        max_phrase_length=args.max_phrase_length, table_limit=args.table_limit, lm_order=args.lm_order,
+        lm1_order=args.lm1_order, lm1_text=args.lm1_text, tm1_symmetrization=args.tm1_symmetrization,
+        seed=args.seed, threads=args.threads,
+    )
+    report = b.build(args.src, args.tgt, args.out, opts, work=args.work,
+                     log=lambda msg: print(f"smtlib train: {msg}", file=sys.stderr), compile_model=_compile)
+    summary = {name: s["seconds"] for name, s in report["stages"].items()}
+    _print({"model": args.out, "seconds": summary, "total_seconds": report["total_seconds"],
+            "peak_memory_mib": report["peak_memory_mib"]})
+
+
+def _run_prepare(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files = _work_files(args)
+    _print(b.stage_prepare(
+        args.src, args.tgt, corpus_src=_file(args, "corpus_src", files, lambda w: w.corpus_src),
+        corpus_tgt=_file(args, "corpus_tgt", files, lambda w: w.corpus_tgt),
+        prepare_info=_file(args, "prepare_info", files, lambda w: w.prepare_info), src_lang=args.src_lang,
+        tgt_lang=args.tgt_lang, tokenize=args.tokenize, lowercase=args.lowercase, max_length=args.max_length,
+        max_ratio=args.max_ratio,
+    ))
+
+
+def _run_align(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files = _work_files(args)
+    aligned = args.aligned or [_file(args, "aligned", files, lambda w, h=h: w.aligned(h)) for h in args.symmetrize]
+    if len(aligned) != len(args.symmetrize):
+        raise InputError(f"--aligned names {len(aligned)} file(s) for {len(args.symmetrize)} --symmetrize heuristic(s)")
+    _print(b.stage_align(
+        *_corpus(args, files), forward=_file(args, "forward", files, lambda w: w.forward),
+        reverse=_file(args, "reverse", files, lambda w: w.reverse), aligned=dict(zip(args.symmetrize, aligned)),
+        align_info=_file(args, "align_info", files, lambda w: w.align_info), seed=args.seed, threads=args.threads,
+    ))
+
+
+def _run_phrases(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files, k = _work_files(args), args.index
+    reordering = args.reordering_table
+    if reordering is None and args.reordering:
+        reordering = _file(args, "reordering_table", files, lambda w: w.reordering_table(k))
+    _print(b.stage_phrases(
+        *_corpus(args, files), _file(args, "aligned", files, lambda w: w.aligned(args.symmetrization)),
+        phrase_table=_file(args, "phrase_table", files, lambda w: w.phrase_table(k)),
+        phrases_info=_file(args, "phrases_info", files, lambda w: w.phrases_info(k)), reordering_table=reordering,
+        symmetrization=args.symmetrization, sparse=args.sparse, max_length=args.max_phrase_length,
+        limit=args.table_limit,
+    ))
+
+
+def _run_reordering(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files, k = _work_files(args), args.index
+    phrases_info = _file(args, "phrases_info", files, lambda w: w.phrases_info(k))
+    _print(b.stage_reordering(
+        *_corpus(args, files),
+        _file(args, "aligned", files, lambda w: w.aligned(b.phrases_symmetrization(phrases_info))), phrases_info,
+        reordering_table=_file(args, "reordering_table", files, lambda w: w.reordering_table(k)),
+        reordering_info=_file(args, "reordering_info", files, lambda w: w.reordering_info(k)),
+    ))
+
+
+def _run_lm(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files, k = _work_files(args), args.index
+    source, arpa = _lm_source(args, files), _file(args, "lm", files, lambda w: w.lm(k))
+    info = b.stage_lm(lm=arpa, lm_info=_file(args, "lm_info", files, lambda w: w.lm_info(k)), order=args.order,
+                      **source)
+    if args.check:
+        info["check"] = _check_lm(args, source, arpa, _prepare_info(args, files))
+    _print(info)
+
+
+def _run_assemble(args: argparse.Namespace) -> None:
+    from smtlib.system import build as b
+
+    files = _work_files(args)
+    inputs = b.assemble_inputs(files, args.feature_set) if files is not None else {"align_info": None}
+    explicit = {"prepare_info": args.prepare_info, "align_info": args.align_info, "phrase_tables": args.phrase_table,
+                "phrases_infos": args.phrases_info, "lms": args.lm, "lm_infos": args.lm_info,
+                "reordering_table": args.reordering_table}
+    inputs.update({key: value for key, value in explicit.items() if value is not None})
+    inputs.setdefault("reordering_table", None)  # the stage says which feature sets need one
+    missing = [key for key in explicit if key not in inputs]
+    if missing:
+        raise InputError("give --work or every input: missing " + ", ".join(
+            "--" + {"phrase_tables": "phrase-table", "phrases_infos": "phrases-info", "lms": "lm",
+                    "lm_infos": "lm-info"}.get(key, key.replace("_", "-")) for key in missing))
+    spec = b.stage_assemble(args.out, feature_set=args.feature_set, count_bins=args.count_bins, **inputs).to_dict()
+    _print({**spec, "compiled": _compile(args.out)})
+
+
+def _run_compile(args: argparse.Namespace) -> None:
+    _print(_compile(args.model))
+
+
+def _run_export_moses(args: argparse.Namespace) -> None:
+    from smtlib.system.moses_export import export_moses
+    from smtlib.weights import read_weights
+
+    weights = read_weights(args.weights) if args.weights else None
+    print(export_moses(args.model, args.out, weights, copy=args.copy, distortion_limit=args.distortion_limit,
+                       table_limit=args.table_limit))
+
+
+def _run_import_moses(args: argparse.Namespace) -> None:
+    from smtlib.system.moses_import import import_moses
+
+    _print(import_moses(args.ini, args.out, copy=args.copy, source_lang=args.src_lang,
+                        target_lang=args.tgt_lang, lowercase=args.lowercase))
+
+
+#: what each stage runs (argparse restricts --stage to these)
+_RUNNERS = {
+    "build": _run_build, "prepare": _run_prepare, "align": _run_align, "phrases": _run_phrases,
+    "reordering": _run_reordering, "lm": _run_lm, "assemble": _run_assemble, "compile": _run_compile,
+    "export-moses": _run_export_moses, "import-moses": _run_import_moses,
+}
 
 
 def _compile(model_dir) -> dict:

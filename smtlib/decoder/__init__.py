@@ -20,7 +20,9 @@ Modules
 :mod:`~smtlib.decoder.decoder`
     One sentence end to end: options, search, features per edge, k-best lines.
 :mod:`~smtlib.decoder.lattice`
-    The lattice file format and algorithms on it: best path, k best paths, upper envelope.
+    The lattice and its file format.
+:mod:`~smtlib.decoder.lattice_paths`
+    Paths through a lattice: best path, k best paths, beam pruning, upper envelope.
 :mod:`~smtlib.decoder.driver`
     A whole file in one or several processes with a progress line (``smtlib decode``).
 
@@ -34,7 +36,8 @@ Example::
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult, format_kbest_line
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.lattice import Envelope, Lattice, best_path, kbest_paths, read_lattices, upper_envelope
+from smtlib.decoder.lattice import Lattice, read_lattices
+from smtlib.decoder.lattice_paths import Envelope, best_path, kbest_paths, upper_envelope
 from smtlib.decoder.loader import load_model
 from smtlib.decoder.model import PhraseModel
 

@@ -1,8 +1,8 @@
 """Decoding one sentence: translation options, future costs, search, the graph, k-best lines.
 
 :class:`Decoder` ties :mod:`~smtlib.decoder.model` (options and their scores),
-:mod:`~smtlib.decoder.search` (the compiled stack search) and :mod:`~smtlib.decoder.lattice` (the
-search graph and its k-best paths) together. Every k-best line's feature vector is recomputed edge by
+:mod:`~smtlib.decoder.search` (the compiled stack search) and :mod:`~smtlib.decoder.lattice_paths` (the
+search graph's k-best paths) together. Every k-best line's feature vector is recomputed edge by
 edge from the model (not carried through the search) and its total is ``w . h`` of the values as
 printed; the decoder checks that this total equals the search score of the same path (up to the
 rounding of the printed values) and raises ``RuntimeError`` otherwise.
@@ -18,7 +18,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_nb
+from smtlib.decoder.lattice import Lattice
+from smtlib.decoder.lattice_paths import beam_prune_nb, kbest_nb
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
 from smtlib.decoder.cube import cube_search_nb
 from smtlib.decoder.phrases import ragged_take

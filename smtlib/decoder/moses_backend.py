@@ -236,7 +236,8 @@ def read_moses_hypergraph(path: str | os.PathLike, sent_id: int, fmap: FeatureMa
     InputError
         On a file that is not such a hypergraph.
     """
-    from smtlib.decoder.lattice import Lattice, beam_prune_nb, kbest_paths
+    from smtlib.decoder.lattice import Lattice
+    from smtlib.decoder.lattice_paths import beam_prune_nb, kbest_paths
 
     with open_text(path, what="Moses hypergraph") as fh:
         lines = [line.rstrip("\n") for line in fh if line.strip() and not line.startswith("#")]

@@ -10,10 +10,9 @@ to reward memorized rules. This module gives each shard a model that has never s
 * :func:`shard_ids` splits the prepared corpus (``smtlib train prepare``'s ``corpus.src/tgt``) into
   ``shards`` random, evenly sized shards with a seed (each shard's ids sorted);
 * a **fold** is a group of shards (shard z belongs to fold ``z mod folds``; ``folds = shards``: one
-  fold per shard); :func:`write_fold_work` writes a ``smtlib train`` work directory holding the
-  corpus *without* the fold's sentences and the matching lines of the symmetrized alignments, so
-  that ``smtlib train phrases`` / ``assemble`` build the fold's phrase tables, reordering table and
-  model from the rest of the data only.
+  fold per shard); :func:`write_fold` writes the prepared corpus *without* the fold's sentences and the
+  matching lines of the symmetrized alignments, so that ``smtlib train phrases`` / ``assemble``
+  build the fold's phrase tables, reordering table and model from the rest of the data only.
 
 **Comparison with the paper.** cdec extracts a *per-sentence grammar* for every training sentence
 "in a leave-one-out fashion (Zollmann and Sima'an, 2005) where rules are extracted for a parallel
@@ -37,17 +36,15 @@ What is shared, and why:
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import pathlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, link_or_copy, read_lines, write_lines
-
-#: the work-directory files a fold shares with the full corpus (linked, not rewritten)
-SHARED_FILES = ("lm.0.arpa.gz", "lm.0.json", "lm.1.arpa.gz", "lm.1.json", "align.json")
+from smtlib.io import read_json, read_lines, write_json, write_lines
 
 
 def shard_ids(n_sentences: int, shards: int, seed: int) -> list[np.ndarray]:
@@ -71,21 +68,28 @@ def fold_of(shard: int, folds: int) -> int:
     return shard % folds
 
 
-def write_shards(work: str | os.PathLike, out_dir: str | os.PathLike, shards: int, seed: int) -> list[int]:
-    """Write ``shard{z}.src``, ``shard{z}.ref`` and ``shard{z}.ids`` (0-based corpus line ids) for
-    every shard of the prepared corpus in ``work``; returns the shard sizes."""
-    work, out_dir = pathlib.Path(work), pathlib.Path(out_dir)
-    src = read_lines(work / "corpus.src", what="prepared source corpus")
-    tgt = read_lines(work / "corpus.tgt", what="prepared target corpus")
-    if len(src) != len(tgt):
-        raise InputError(f"corpus.src has {len(src)} lines, corpus.tgt {len(tgt)}", work)
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write_shards(
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
+    *,
+    sources: Sequence[str | os.PathLike],
+    references: Sequence[str | os.PathLike],
+    id_files: Sequence[str | os.PathLike],
+    seed: int,
+) -> list[int]:
+    """Split the prepared corpus (``corpus_src``/``corpus_tgt``) into ``len(sources)`` random shards
+    (:func:`shard_ids`): shard z's sentences go to ``sources[z]``, their references to
+    ``references[z]``, their 0-based corpus line ids to ``id_files[z]``. Returns the shard sizes."""
+    if not len(sources) == len(references) == len(id_files):
+        raise InputError(f"give one source, reference and id file per shard, got {len(sources)} source, "
+                         f"{len(references)} reference and {len(id_files)} id file(s)")
+    src, tgt = _read_corpus(corpus_src, corpus_tgt)
     sizes = []
-    for z, ids in enumerate(shard_ids(len(src), shards, seed)):
+    for z, ids in enumerate(shard_ids(len(src), len(sources), seed)):
         listed = ids.tolist()
-        write_lines(out_dir / f"shard{z}.src", [src[i] for i in listed])
-        write_lines(out_dir / f"shard{z}.ref", [tgt[i] for i in listed])
-        write_lines(out_dir / f"shard{z}.ids", [str(i) for i in listed])
+        _write_lines(sources[z], [src[i] for i in listed])
+        _write_lines(references[z], [tgt[i] for i in listed])
+        _write_lines(id_files[z], [str(i) for i in listed])
         sizes.append(len(listed))
     return sizes
 
@@ -103,46 +107,75 @@ def read_ids(path: str | os.PathLike) -> np.ndarray:
     return ids
 
 
-def write_fold_work(
-    work: str | os.PathLike,
-    held_out: np.ndarray,
-    out: str | os.PathLike,
-    alignments: tuple[str, ...],
-) -> dict:
-    """A ``smtlib train`` work directory ``out`` with the corpus of ``work`` minus ``held_out``.
+@dataclasses.dataclass(frozen=True)
+class FoldFiles:
+    """The files of a fold (written by :func:`write_fold`), named as ``smtlib train`` reads them:
+    the prepared corpus without the fold's sentences, one alignment per alignment of the full
+    corpus (the same order), the prepare info the fold's ``assemble`` reads, and the fold's figures."""
 
-    Writes ``corpus.src``, ``corpus.tgt``, ``aligned.<name>`` for each of ``alignments`` (the lines
-    of the kept sentences, so the alignment is the full corpus's) and ``prepare.json``; links the
-    language models and ``align.json`` (:data:`SHARED_FILES`). Returns the fold's figures, also
-    written to ``out/fold.json``.
+    corpus_src: str | os.PathLike
+    corpus_tgt: str | os.PathLike
+    aligned: Sequence[str | os.PathLike]
+    prepare_info: str | os.PathLike
+    fold_info: str | os.PathLike
+
+
+def write_fold(
+    corpus_src: str | os.PathLike,
+    corpus_tgt: str | os.PathLike,
+    aligned: Sequence[str | os.PathLike],
+    prepare_info: str | os.PathLike,
+    held_out: np.ndarray,
+    out: FoldFiles,
+) -> dict:
+    """The prepared corpus (``corpus_src``, ``corpus_tgt``, its symmetrized alignments ``aligned``
+    and ``prepare_info``) minus the sentences ``held_out``, as the files ``out``.
+
+    Each alignment keeps the lines of the kept sentences (the alignment is the full corpus's);
+    ``out.prepare_info`` is ``prepare_info`` with a ``jackknife`` entry. The language models and the
+    alignment's info are the full corpus's (the fold's ``smtlib train assemble`` reads them where they
+    are). Returns the fold's figures, also written to ``out.fold_info``.
     """
-    work, out = pathlib.Path(work), pathlib.Path(out)
-    src = read_lines(work / "corpus.src", what="prepared source corpus")
-    tgt = read_lines(work / "corpus.tgt", what="prepared target corpus")
+    if len(out.aligned) != len(aligned):
+        raise InputError(f"give one fold alignment per alignment: {len(aligned)} read, {len(out.aligned)} to write")
+    src, tgt = _read_corpus(corpus_src, corpus_tgt)
     held = np.zeros(len(src), dtype=bool)
     if len(held_out) and int(held_out.max()) >= len(src):
-        raise InputError(f"sentence id {int(held_out.max())} is beyond the corpus ({len(src)} sentences)", work)
+        raise InputError(f"sentence id {int(held_out.max())} is beyond the corpus ({len(src)} sentences)", corpus_src)
     held[held_out] = True
     keep = np.flatnonzero(~held).tolist()
     if not keep:
-        raise InputError("the fold holds out every sentence: nothing is left to extract phrases from", work)
-    out.mkdir(parents=True, exist_ok=True)
-    write_lines(out / "corpus.src", [src[i] for i in keep])
-    write_lines(out / "corpus.tgt", [tgt[i] for i in keep])
-    for name in alignments:
-        aligned = read_lines(work / f"aligned.{name}", what="symmetrized alignment", allow_empty=True)
-        if len(aligned) != len(src):
-            raise InputError(f"aligned.{name} has {len(aligned)} lines, the corpus {len(src)}", work)
-        write_lines(out / f"aligned.{name}", [aligned[i] for i in keep])
-    prepare = json.loads((work / "prepare.json").read_text())
-    prepare["jackknife"] = {"full_work": os.fspath(work), "held_out": int(held.sum()), "kept": len(keep)}
-    with atomic_output(out / "prepare.json") as fh:
-        json.dump(prepare, fh, indent=1)
-    for name in SHARED_FILES:
-        if (work / name).is_file():
-            link_or_copy(work / name, out / name)
-    info = {"sentences": len(src), "held_out": int(held.sum()), "kept": len(keep), "alignments": list(alignments)}
-    with atomic_output(out / "fold.json") as fh:
-        json.dump(info, fh, indent=1)
+        raise InputError("the fold holds out every sentence: nothing is left to extract phrases from", corpus_src)
+    _write_lines(out.corpus_src, [src[i] for i in keep])
+    _write_lines(out.corpus_tgt, [tgt[i] for i in keep])
+    for source, dest in zip(aligned, out.aligned):
+        lines = read_lines(source, what="symmetrized alignment", allow_empty=True)
+        if len(lines) != len(src):
+            raise InputError(f"the alignment has {len(lines)} lines, the corpus {len(src)}", source)
+        _write_lines(dest, [lines[i] for i in keep])
+    figures = {"sentences": len(src), "held_out": int(held.sum()), "kept": len(keep)}
+    prepare = read_json(prepare_info, "prepare info")
+    prepare["jackknife"] = {"full_corpus_src": os.fspath(corpus_src), **figures}
+    _write_json(out.prepare_info, prepare)
+    info = {**figures, "alignments": [os.fspath(path) for path in aligned]}
+    _write_json(out.fold_info, info)
     return info
 
+
+def _read_corpus(corpus_src: str | os.PathLike, corpus_tgt: str | os.PathLike) -> tuple[list[str], list[str]]:
+    src = read_lines(corpus_src, what="prepared source corpus")
+    tgt = read_lines(corpus_tgt, what="prepared target corpus")
+    if len(src) != len(tgt):
+        raise InputError(f"the prepared source side has {len(src)} lines, the target side ({corpus_tgt}) {len(tgt)}",
+                         corpus_src)
+    return src, tgt
+
+
+def _write_lines(path: str | os.PathLike, lines: list[str]) -> None:
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_lines(path, lines)
+
+
+def _write_json(path: str | os.PathLike, data: dict) -> None:
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, data)

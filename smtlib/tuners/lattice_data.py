@@ -20,7 +20,8 @@ import numpy as np
 from smtlib.bleu.stats import BleuSettings, preprocess
 from smtlib.decoder.decoder import format_kbest_line
 from smtlib.decoder.lattice_bleu import LatticeReferences, fill_whole_path_stats, prepare_references
-from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part, read_lattice_set
+from smtlib.decoder.lattice_reader import read_lattice_set
+from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.kbest.pool import read_pool
@@ -32,6 +33,23 @@ def reference_lengths(references: Sequence[Sequence[str]], settings: BleuSetting
     """(S,) average number of words of each sentence's references (after the BLEU preprocessing)."""
     refs = [preprocess(list(r), settings) for r in references]
     return np.array([np.mean([len(r[s].split()) for r in refs]) for s in range(len(refs[0]))])
+
+
+def _density_pruning(lengths: np.ndarray, prune_weights: dict[str, float] | None, density: float):
+    """A ``read_lattice_set`` transform: keep the ``ceil(density * reference words)`` edges of best
+    max-marginal score under ``prune_weights`` (:func:`smtlib.decoder.lattice_set.prune_part`)."""
+    weights = dict(prune_weights or {})
+
+    def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
+        dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
+        deltas = part[3] @ dense_w
+        rows, cols, vals = part[4]
+        if len(rows):
+            sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
+            np.add.at(deltas, rows, vals * sw)
+        return prune_part(part, deltas, int(math.ceil(density * max(lengths[sid], 1.0))))
+
+    return transform
 
 
 def load_lattice_problem(
@@ -51,29 +69,17 @@ def load_lattice_problem(
     n = len(references[0])
     transform = None
     if density > 0:
-        lengths = reference_lengths(references, settings)
-        weights = dict(prune_weights or {})
-
-        def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
-            dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
-            deltas = part[3] @ dense_w
-            rows, cols, vals = part[4]
-            if len(rows):
-                sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
-                np.add.at(deltas, rows, vals * sw)
-            return prune_part(part, deltas, int(math.ceil(density * max(lengths[sid], 1.0))))
-
+        transform = _density_pruning(reference_lengths(references, settings), prune_weights, density)
     builder = read_lattice_set(lattice_files, n, transform=transform)
     n_paths = 0
     if path_files:
         pool = read_pool(list(path_files), n_sentences=n)
         names = pool.dense_names
-        cols = []
-        for name in names:
-            if name not in builder._dense_index:
+        cols = builder.dense_columns(names)
+        for name, col in zip(names, cols, strict=True):
+            if col is None:
                 raise InputError(f"aggregated paths have dense feature {name!r}, which the lattices do not have",
                                  path_files[0])
-            cols.append(builder._dense_index[name])
         csr = pool.sparse
         for s in range(pool.n_sentences):
             for r in range(pool.offsets[s], pool.offsets[s + 1]):

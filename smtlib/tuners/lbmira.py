@@ -17,7 +17,7 @@ instead of a k-best list:
 
 Defaults are the paper's (§3.1, §4, footnote 3): J = 30, C = 0.01, gamma = 0.999; lattices are
 pruned to 50 edges per reference word (§3.1 "we prune to a density of 50 edges per reference word",
-:func:`smtlib.decoder.lattice_set.density_prune_edges`, under the initial weights, when they are
+:func:`smtlib.decoder.lattice_paths.density_prune_edges`, under the initial weights, when they are
 read; ``smtlib tune lbmira --set density=...``); only hope and fear paths are aggregated across
 iterations (§3.1): :attr:`LbMira.hope_fear_paths` holds every distinct hope and fear path of the run,
 which ``smtlib tune lbmira --paths-out`` writes for the next iteration's ``--kbest`` (there they are
@@ -74,6 +74,122 @@ def _path_stats_into(s, path, n, word_off, path_row, path_stats, refs, tok_buf, 
 
 
 @numba.njit(cache=True)
+def _score_edges(lo, hi, dense, indptr, indices, data, w, scores):
+    """Model scores ``w . h(e)`` of the edges ``lo:hi`` (dense columns, then sparse non-zeros) into ``scores``."""
+    n_dense = dense.shape[1]
+    for e in range(lo, hi):
+        sc = 0.0
+        for f in range(n_dense):
+            sc += dense[e, f] * w[f]
+        for q in range(indptr[e], indptr[e + 1]):
+            sc += data[q] * w[n_dense + indices[q]]
+        scores[e] = sc
+
+
+@numba.njit(cache=True)
+def _copy_path(buf, path, n):
+    """``path[:n]`` in ``buf`` (grown when too small); returns ``buf``."""
+    if buf.shape[0] < n:
+        buf = np.empty(2 * n, dtype=np.int64)
+    buf[:n] = path[:n]
+    return buf
+
+
+@numba.njit(cache=True)
+def _record_path(rec_off, rec_edges, n_rec, path, n):
+    """Append ``path[:n]`` as record ``n_rec`` (``rec_edges`` grown when full); returns ``rec_edges``."""
+    need = rec_off[n_rec] + n
+    if need > rec_edges.shape[0]:
+        bigger = np.empty(2 * need, dtype=np.int64)
+        bigger[: rec_off[n_rec]] = rec_edges[: rec_off[n_rec]]
+        rec_edges = bigger
+    for k in range(n):
+        rec_edges[rec_off[n_rec] + k] = path[k]
+    rec_off[n_rec + 1] = need
+    return rec_edges
+
+
+@numba.njit(cache=True)
+def _same_path(hope, n_h, fear, n_f):
+    if n_h != n_f:
+        return False
+    for k in range(n_h):
+        if hope[k] != fear[k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _path_score(scores, path, n):
+    total = 0.0
+    for k in range(n):
+        total += scores[path[k]]
+    return total
+
+
+@numba.njit(cache=True)
+def _difference_norm2(hope, n_h, fear, n_f, dense, indptr, indices, data, scratch):
+    """``||h(e*) - h(e')||^2`` of the hope and the fear path.
+
+    The sparse difference is summed in ``scratch`` (a zeroed buffer over the sparse features), whose
+    touched slots are left marked NaN (so a feature on several edges is counted once); call
+    :func:`_clear_scratch` after the step.
+    """
+    sq = 0.0
+    for f in range(dense.shape[1]):
+        diff = 0.0
+        for k in range(n_h):
+            diff += dense[hope[k], f]
+        for k in range(n_f):
+            diff -= dense[fear[k], f]
+        sq += diff * diff
+    for k in range(n_h):
+        e = hope[k]
+        for q in range(indptr[e], indptr[e + 1]):
+            scratch[indices[q]] += data[q]
+    for k in range(n_f):
+        e = fear[k]
+        for q in range(indptr[e], indptr[e + 1]):
+            scratch[indices[q]] -= data[q]
+    for k in range(n_h + n_f):
+        e = hope[k] if k < n_h else fear[k - n_h]
+        for q in range(indptr[e], indptr[e + 1]):
+            v = scratch[indices[q]]
+            if not np.isnan(v):
+                sq += v * v
+                scratch[indices[q]] = np.nan  # mark as counted
+    return sq
+
+
+@numba.njit(cache=True)
+def _clear_scratch(hope, n_h, fear, n_f, indptr, indices, scratch):
+    for k in range(n_h + n_f):
+        e = hope[k] if k < n_h else fear[k - n_h]
+        for q in range(indptr[e], indptr[e + 1]):
+            scratch[indices[q]] = 0.0
+
+
+@numba.njit(cache=True)
+def _step(eta, t, hope, n_h, fear, n_f, dense, indptr, indices, data, w, u):
+    """``w += eta (h(e*) - h(e'))`` and the running-average accumulator ``u += t eta (h(e*) - h(e'))``."""
+    n_dense = dense.shape[1]
+    for f in range(n_dense):
+        diff = 0.0
+        for k in range(n_h):
+            diff += dense[hope[k], f]
+        for k in range(n_f):
+            diff -= dense[fear[k], f]
+        w[f] += eta * diff
+        u[f] += t * eta * diff
+    for k in range(n_h + n_f):
+        e = hope[k] if k < n_h else fear[k - n_h]
+        sign = 1.0 if k < n_h else -1.0
+        for q in range(indptr[e], indptr[e + 1]):
+            w[n_dense + indices[q]] += sign * eta * data[q]
+            u[n_dense + indices[q]] += sign * t * eta * data[q]
+
+
+@numba.njit(cache=True)
 def mira_pass(order, lat, refs, w, u, bg, t, c_cap, decay, scale_ref, scores, scratch, ws):
     """One pass of Algorithm 1 over the sentences ``order`` of a lattice set (updates w, u, bg in place).
 
@@ -87,7 +203,6 @@ def mira_pass(order, lat, refs, w, u, bg, t, c_cap, decay, scale_ref, scores, sc
     """
     n_nodes, edge_off, tails, heads, dense, indptr, indices, data, word_off, path_row, path_stats = lat
     r_linear = refs[7]
-    n_dense = dense.shape[1]
     updates = 0
     total_loss = 0.0
     rec_off = np.zeros(2 * order.shape[0] + 1, dtype=np.int64)
@@ -104,104 +219,32 @@ def mira_pass(order, lat, refs, w, u, bg, t, c_cap, decay, scale_ref, scores, sc
         hi = edge_off[s + 1]
         if nn == 0 or hi == lo:
             continue
-        for e in range(lo, hi):
-            sc = 0.0
-            for f in range(n_dense):
-                sc += dense[e, f] * w[f]
-            for q in range(indptr[e], indptr[e + 1]):
-                sc += data[q] * w[n_dense + indices[q]]
-            scores[e] = sc
+        _score_edges(lo, hi, dense, indptr, indices, data, w, scores)
         theta_len, theta_m, constant = linear_coefficients(bg, scale_ref, r_linear[s])
         _, n_h, ws = oracle_path(s, lo, hi, nn, tails, heads, scores, word_off, path_row, path_stats, refs,
                                  theta_len, theta_m, constant, 1.0, bg, scale_ref, ws)
         if n_h < 0:
             continue
-        if hope.shape[0] < n_h:
-            hope = np.empty(2 * n_h, dtype=np.int64)
-        hope[:n_h] = ws[0][:n_h]
+        hope = _copy_path(hope, ws[0], n_h)
         _, n_f, ws = oracle_path(s, lo, hi, nn, tails, heads, scores, word_off, path_row, path_stats, refs,
                                  theta_len, theta_m, constant, -1.0, bg, scale_ref, ws)
-        if fear.shape[0] < n_f:
-            fear = np.empty(2 * n_f, dtype=np.int64)
-        fear[:n_f] = ws[0][:n_f]
-        # record both paths
-        need = rec_off[n_rec] + n_h + n_f
-        if need > rec_edges.shape[0]:
-            bigger = np.empty(2 * need, dtype=np.int64)
-            bigger[: rec_off[n_rec]] = rec_edges[: rec_off[n_rec]]
-            rec_edges = bigger
-        for k in range(n_h):
-            rec_edges[rec_off[n_rec] + k] = hope[k]
-        rec_off[n_rec + 1] = rec_off[n_rec] + n_h
-        n_rec += 1
-        for k in range(n_f):
-            rec_edges[rec_off[n_rec] + k] = fear[k]
-        rec_off[n_rec + 1] = rec_off[n_rec] + n_f
-        n_rec += 1
+        fear = _copy_path(fear, ws[0], n_f)
+        rec_edges = _record_path(rec_off, rec_edges, n_rec, hope, n_h)
+        rec_edges = _record_path(rec_off, rec_edges, n_rec + 1, fear, n_f)
+        n_rec += 2
         # the true pseudo-document BLEU of both, and their model scores
         tok_buf = _path_stats_into(s, hope, n_h, word_off, path_row, path_stats, refs, tok_buf, stats_h)
         tok_buf = _path_stats_into(s, fear, n_f, word_off, path_row, path_stats, refs, tok_buf, stats_f)
-        same = n_h == n_f
-        if same:
-            for k in range(n_h):
-                if hope[k] != fear[k]:
-                    same = False
-                    break
-        if not same:
-            m_h = 0.0
-            for k in range(n_h):
-                m_h += scores[hope[k]]
-            m_f = 0.0
-            for k in range(n_f):
-                m_f += scores[fear[k]]
-            loss = (background_bleu(stats_h, bg, scale_ref) - background_bleu(stats_f, bg, scale_ref)) - (m_h - m_f)
+        if not _same_path(hope, n_h, fear, n_f):
+            loss = ((background_bleu(stats_h, bg, scale_ref) - background_bleu(stats_f, bg, scale_ref))
+                    - (_path_score(scores, hope, n_h) - _path_score(scores, fear, n_f)))
             if loss > 0.0:
-                sq = 0.0
-                for f in range(n_dense):
-                    diff = 0.0
-                    for k in range(n_h):
-                        diff += dense[hope[k], f]
-                    for k in range(n_f):
-                        diff -= dense[fear[k], f]
-                    sq += diff * diff
-                for k in range(n_h):
-                    e = hope[k]
-                    for q in range(indptr[e], indptr[e + 1]):
-                        scratch[indices[q]] += data[q]
-                for k in range(n_f):
-                    e = fear[k]
-                    for q in range(indptr[e], indptr[e + 1]):
-                        scratch[indices[q]] -= data[q]
-                # sum the squares once per touched feature (a feature may appear on several edges)
-                for k in range(n_h + n_f):
-                    e = hope[k] if k < n_h else fear[k - n_h]
-                    for q in range(indptr[e], indptr[e + 1]):
-                        v = scratch[indices[q]]
-                        if not np.isnan(v):
-                            sq += v * v
-                            scratch[indices[q]] = np.nan  # mark as counted
+                sq = _difference_norm2(hope, n_h, fear, n_f, dense, indptr, indices, data, scratch)
                 if sq > 0.0:
-                    eta = min(c_cap, loss / sq)
-                    for f in range(n_dense):
-                        diff = 0.0
-                        for k in range(n_h):
-                            diff += dense[hope[k], f]
-                        for k in range(n_f):
-                            diff -= dense[fear[k], f]
-                        w[f] += eta * diff
-                        u[f] += t * eta * diff
-                    for k in range(n_h + n_f):
-                        e = hope[k] if k < n_h else fear[k - n_h]
-                        sign = 1.0 if k < n_h else -1.0
-                        for q in range(indptr[e], indptr[e + 1]):
-                            w[n_dense + indices[q]] += sign * eta * data[q]
-                            u[n_dense + indices[q]] += sign * t * eta * data[q]
+                    _step(min(c_cap, loss / sq), t, hope, n_h, fear, n_f, dense, indptr, indices, data, w, u)
                     updates += 1
                     total_loss += loss
-                for k in range(n_h + n_f):
-                    e = hope[k] if k < n_h else fear[k - n_h]
-                    for q in range(indptr[e], indptr[e + 1]):
-                        scratch[indices[q]] = 0.0
+                _clear_scratch(hope, n_h, fear, n_f, indptr, indices, scratch)
         for k in range(bg.shape[0]):
             bg[k] = decay * bg[k] + stats_h[k]
         t += 1

@@ -37,7 +37,8 @@ import numpy as np
 
 from smtlib.bleu.stats import BleuSettings
 from smtlib.decoder.lattice_bleu import prepare_references
-from smtlib.decoder.lattice_set import LatticeSetBuilder, density_prune_edges, lattice_set_from_pool, subgraph
+from smtlib.decoder.lattice_paths import density_prune_edges, subgraph
+from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_pool
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import TuneResult, Tuner
