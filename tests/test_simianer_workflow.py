@@ -28,7 +28,7 @@ def expected_jobs(sim: dict) -> dict[str, int]:
         # a templated group: one full model, plus one per fold when it is trained on the shards
         "simianer_templates": sum(1 + (folds if g in train_groups else 0) for g in templated),
         "simianer_zero": len(runs),
-        "simianer_decode_shard": shard_jobs, "simianer_shard_sgd": shard_jobs,
+        "simianer_shard_pass": shard_jobs,
         "simianer_mix": len(runs) * sim["epochs"], "simianer_devtest": len(runs) * sim["epochs"],
         "simianer_choose": len(runs), "simianer_test": len(runs),
         "simianer_table": 1, "simianer_plot": 1, "simianer": 1,
@@ -61,13 +61,13 @@ def test_full_dry_run_counts_every_job(tmp_path, data_dir):
     expected = expected_jobs(_config(None))
     assert counts.pop("total") == sum(expected.values())
     assert counts == expected
-    assert expected["simianer_decode_shard"] == 10 * (5 + 29 * (5 + 5 + 3))  # Table 2's 18 rows, 10 epochs
+    assert expected["simianer_shard_pass"] == 10 * (5 + 29 * (5 + 5 + 3))  # Table 2's 18 rows, 10 epochs
 
 
 def test_the_loop_starts_at_zero_and_mixes_between_epochs(tmp_path, data_dir):
     out = _dry_run(tmp_path, data_dir, "simianer")
     root = "results/simianer/de-en"
-    decodes = {j["wildcards"]: j for j in jobs_of(out, "simianer_decode_shard")}
+    decodes = {j["wildcards"]: j for j in jobs_of(out, "simianer_shard_pass")}
 
     def decode(group, run, epoch, shard):
         return decodes[f"pair=de-en, fgroup={group}, algo={run.split('-')[0]}, tdata={run.split('-')[1]}, "
@@ -101,7 +101,7 @@ def test_grouped_folds_leave_out_every_shard_of_the_fold(tmp_path, data_dir):
     config["simianer"].update(shards=4, folds=2)
     out = _dry_run(tmp_path, data_dir, "simianer", configfile=write_config(tmp_path / "c.yaml", config))
     counts = job_counts(out)
-    assert counts["simianer_fold_phrases0"] == 2 and counts["simianer_decode_shard"] == 2 * (2 + 4 + 4 + 4)
+    assert counts["simianer_fold_phrases0"] == 2 and counts["simianer_shard_pass"] == 2 * (2 + 4 + 4 + 4)
     fold1 = next(j for j in jobs_of(out, "simianer_fold_work") if j["wildcards"] == "pair=de-en, fold=1")
     assert "shard1.ids" in fold1["input"] and "shard3.ids" in fold1["input"] and "shard0.ids" not in fold1["input"]
 

@@ -206,6 +206,40 @@ def _run_epoch(
     return pairs, violated, onebest, len(sentences)
 
 
+def update_sentence(
+    w: np.ndarray,
+    dense: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    bleu: np.ndarray,
+    eta: float,
+    margin: float = 0.0,
+    hi_lo: float = 0.1,
+) -> tuple[int, int]:
+    """The pair updates of one sentence's k-best list (Algorithm 1's inner ``for all pairs``), in place.
+
+    ``dense`` (n x d) and the CSR parts (``indptr``, ``indices`` counted from the first sparse
+    column ``w[d]``, ``data``) are the hypotheses' features, ``bleu`` their smoothed sentence BLEU.
+    Levels, pairs, the violation test (scores under the weights ``w`` holds on entry) and the step
+    are those of :class:`PairwiseSGD`. Returns (pairs, violated pairs).
+    """
+    n = len(bleu)
+    if n == 0:
+        return 0, 0
+    bleu = np.asarray(bleu, dtype=np.float64)
+    order = np.lexsort((np.arange(n), -bleu)).astype(np.int64)
+    offsets = np.array([0, n], dtype=np.int64)
+    sorted_bleu = bleu[order]
+    sep_hi, sep_lo = _level_bounds(offsets, sorted_bleu, float(hi_lo))
+    pairs, violated, _, _ = _run_epoch(
+        np.zeros(1, dtype=np.int64), offsets, order, sorted_bleu, sep_hi, sep_lo,
+        np.ascontiguousarray(dense, dtype=np.float64), np.asarray(indptr, dtype=np.int64),
+        np.asarray(indices, dtype=np.int64), np.asarray(data, dtype=np.float64), w, float(eta), float(margin),
+    )
+    return int(pairs), int(violated)
+
+
 # -- the tuners ------------------------------------------------------------------------------------
 
 _COMMON_DEFAULTS: dict[str, Any] = {
