@@ -36,7 +36,7 @@ from smtlib.bleu.references import read_references
 from smtlib.cli.common import add_bleu_options, bleu_settings
 from smtlib.errors import InputError
 from smtlib.io import read_json, write_json
-from smtlib.tuners.sgd import PAPER_K_FRACTION
+from smtlib.tuners.sgd import PAIR_TESTS, PAPER_K_FRACTION
 from smtlib.tuners.sgd_mixing import ALGORITHMS, choose_epoch, mix_epoch
 from smtlib.weights import read_weights, write_weights
 
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("pass", help="one epoch of one shard: decode each sentence with the current weights, update")
-    p.add_argument("--model", required=True, help="model directory (a training shard: its jackknife fold's model)")
+    p.add_argument("--model", required=True, help="model directory or its model.yaml (a training shard: its jackknife fold's model)")
     p.add_argument("--weights", required=True, help="the weights the shard starts the epoch from")
     p.add_argument("--input", required=True, help="the shard's source sentences")
     p.add_argument("--refs", nargs="+", required=True, help="reference file(s), one line per source sentence")
@@ -76,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--margin", type=float, default=0.0, help="also update correct pairs closer than this (default 0)")
     p.add_argument("--hi-lo", type=float, default=0.1, help="size of the HI and LOW levels (default 0.1, §5.1)")
     p.add_argument("--sentence-bleu", default="liang-interpolated", help="smoothed sentence BLEU (default liang-interpolated)")
+    p.add_argument("--pair-test", choices=PAIR_TESTS, default="decoded",
+                   help="test every pair against the weights the sentence was decoded with (decoded, cdec dtrain) "
+                   "or against the weights after the previous pair (current, the pseudo-code)")
     p.add_argument("--k", type=int, default=100, help="k-best list size (default 100, distinct)")
     p.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit (default 100)")
     p.add_argument("--search", choices=["stack", "cube"], default="stack")
@@ -149,11 +152,15 @@ def run(args: argparse.Namespace) -> int:
                                pop_limit=args.pop_limit)
         sources = read_lines(args.input, what="input", allow_empty=True)
         references = read_references(args.refs, source=args.input, source_lines=len(sources))
-        weights, info = decode_pass(args.model, dict(read_weights(args.weights)), sources, references,
+        from smtlib.system.modeldir import model_directory
+
+        weights, info = decode_pass(model_directory(args.model), dict(read_weights(args.weights)), sources, references,
                                     config=config, settings=bleu_settings(args), eta=args.eta, margin=args.margin,
-                                    hi_lo=args.hi_lo, sentence_bleu=args.sentence_bleu, kbest_out=args.kbest,
+                                    hi_lo=args.hi_lo, sentence_bleu=args.sentence_bleu, pair_test=args.pair_test,
+                                    kbest_out=args.kbest,
                                     report=None if args.quiet else stderr_report("smtlib sgd pass"))
-        info["params"] = {"eta": args.eta, "margin": args.margin, "hi_lo": args.hi_lo, "k": args.k}
+        info["params"] = {"eta": args.eta, "margin": args.margin, "hi_lo": args.hi_lo, "k": args.k,
+                          "pair_test": args.pair_test}
         write_weights(args.out, weights, header=f"sgd pass over {len(sources)} sentences, decoding in the loop "
                       f"(Simianer et al. 2012, Algorithm 1): {info['violated_pairs']} of {info['pairs']} pairs violated")
         write_json(args.info, info)

@@ -30,7 +30,8 @@ Choices, each as cdec's dtrain (the paper's implementation) makes it:
 
 * The violation test of all pairs of sentence i uses the scores of the hypotheses under
   w_{t,i,0}, the weights the sentence was decoded with (dtrain compares the model scores the
-  decoder returned; the pseudo-code writes ∇l_j(w_{t,i,j})). See :mod:`smtlib.tuners.sgd`.
+  decoder returned); ``pair_test='current'`` tests pair j against w_{t,i,j} as the pseudo-code
+  writes ∇l_j(w_{t,i,j}). See :mod:`smtlib.tuners.sgd`.
 * The learning rate: with the zero start and ``margin`` = 0 the weights after any number of
   updates are eta times those of eta = 1, and the decoder's search (histogram pruning, no
   threshold beam) ranks hypotheses the same under any positive scale of the weights, so eta only
@@ -58,7 +59,7 @@ from smtlib.decoder.model import Weights, prepare_tokens
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.system.modeldir import read_model_spec
-from smtlib.tuners.sgd import update_sentence
+from smtlib.tuners.sgd import PAIR_TESTS, update_sentence
 
 
 @dataclasses.dataclass
@@ -114,6 +115,7 @@ def decode_pass(
     margin: float = 0.0,
     hi_lo: float = 0.1,
     sentence_bleu: str = "liang-interpolated",
+    pair_test: str = "decoded",
     kbest_out: str | os.PathLike | None = None,
     report: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, float], dict[str, Any]]:
@@ -131,7 +133,7 @@ def decode_pass(
         Decoder settings; ``config.k`` hypotheses per sentence (the paper: 100, deduplicated).
     settings
         How sentence BLEU tokenizes and cases.
-    eta, margin, hi_lo, sentence_bleu
+    eta, margin, hi_lo, sentence_bleu, pair_test
         As :class:`smtlib.tuners.sgd.PairwiseSGD`.
     kbest_out
         If given, every sentence's k-best list as decoded (Moses format, ``.gz`` compresses).
@@ -157,6 +159,8 @@ def decode_pass(
         raise InputError("margin must be >= 0")
     if not 0.0 < hi_lo <= 0.5:
         raise InputError("hi_lo must lie in (0, 0.5]")
+    if pair_test not in PAIR_TESTS:
+        raise InputError(f"pair_test must be one of {', '.join(PAIR_TESTS)}")
     if sentence_bleu == "pseudo-doc":
         raise InputError("sentence_bleu=pseudo-doc needs a running background; choose a sentence-level variant")
     variant = get_variant(sentence_bleu)
@@ -206,7 +210,7 @@ def decode_pass(
             bleu = np.asarray(variant.score(compute_stats(texts, np.full(n, i), references, settings)), dtype=np.float64)
             onebest += float(bleu[0])  # kbest is sorted by model score: the 1-best under w_{t,i,0}
             p, v = update_sentence(w.values, dense, indptr, np.asarray(cols, dtype=np.int64) - w.n_dense,
-                                   np.asarray(vals, dtype=np.float64), bleu, eta, margin, hi_lo)
+                                   np.asarray(vals, dtype=np.float64), bleu, eta, margin, hi_lo, pair_test)
             pairs += p
             violated += v
             if v:
