@@ -24,8 +24,16 @@ takes a fraction of a second.
 
 Deviations and choices (see each class for its own):
 
-* The violation test uses w_{t,i,0}, the weights the sentence was scored with, for all its pairs
-  (cdec dtrain's "faster perceptron"); the paper's pseudo-code writes ∇l_j(w_{t,i,j}).
+* The violation test uses w_{t,i,0}, the weights the sentence was scored with, for all its pairs,
+  as cdec dtrain does (it compares the model scores the decoder returned, with or without its
+  "faster perceptron"); the paper's pseudo-code writes ∇l_j(w_{t,i,j}), available as
+  ``pair_test='current'`` (pair by pair, O(P) per sentence). Measured on the quick Simianer
+  configuration (200 Multi30k de-en dev sentences, one pass decoding in the loop from zero,
+  :mod:`smtlib.tuners.sgd_decode`): ``decoded`` violates 205,231 of 442,584 pairs and its weights
+  give devtest BLEU 27.45; ``current`` updates on 12,192 of 461,294 pairs and gives 1.63 (outputs
+  2.5 times the reference length; likely because each update already satisfies most of the
+  list's remaining pairs, so a list adds a few pair differences instead of the sum over its
+  violated pairs). ``decoded`` stays the default.
 * Level boundaries follow dtrain's ``partXYX``: each of HI and LOW has round(0.1 n) hypotheses (at
   least one), extended over BLEU ties at the boundary so that no pair ties in BLEU; dtrain instead
   uses HI = 1 and no LOW level for lists of at most 4 hypotheses.
@@ -605,7 +613,12 @@ class IterSelSGD(_PairwiseSGD):
     ``k_fraction`` = 100,000 / 4.7M and D the pool's features (dense + sparse), but never fewer than
     the pool's dense features, so that on a dense-only pool (Small, Medium: the paper ran Algorithm
     4 only with sparse templates) nothing is dropped and the row equals itermixsgd by construction.
-    On a Big pool with ~5,000 sparse features this keeps ~100. ``k`` > 0 sets K directly.
+    Measured on a real Big pool (Multi30k val, 1,014 sentences, fr-en-big decoded 100-best distinct
+    with medium.init.weights: 67,831 hypotheses, 620 features = 18 dense + 602 sparse): K =
+    max(18, ceil(0.0213 x 620) = 14) = 18, so every epoch keeps 18 non-zero weights (12 dense and 6
+    sparse: count bins and a lexical/word-pair feature) where itermixsgd keeps 618-619; pool BLEU
+    46.35 -> 47.81 (iterselsgd) vs 47.94 (itermixsgd), seed 1, 4 shards, 10 epochs. ``k`` > 0 sets
+    K directly.
     """
 
     name = "iterselsgd"
