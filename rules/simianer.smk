@@ -7,7 +7,8 @@
 # Stages (config `simianer:`; every command is `smtlib sgd ...`, `smtlib train ...`, `smtlib decode`):
 #   1. the pair's prepared corpus (rules/system.smk's work dir) is split into `shards` random shards;
 #   2. jackknifing: per fold (shard z is in fold z mod folds) a work dir without the fold's sentences,
-#      its phrase tables and medium model (the alignment and LMs are shared: smtlib/system/jackknife.py);
+#      its phrase tables, LMs (simianer.fold_lms; else the full corpus's) and medium model (the alignment
+#      is shared: smtlib/system/jackknife.py);
 #      the full-corpus medium model (rules/system.smk) translates dev, devtest and test;
 #   3. a feature group adds rule templates (id, ng, shape: smtlib/system/sparse.py) to a medium model;
 #   4. per epoch and shard: one pass of Algorithm 1 over the shard (smtlib sgd pass: each sentence decoded,
@@ -137,15 +138,38 @@ rule simianer_fold_phrases1:
         "--max-phrase-length {params.length} --table-limit {params.limit} > {log} 2>&1"
 
 
+rule simianer_fold_lm:
+    input:
+        "results/simianer/{pair}/folds/f{fold}/work/corpus.tgt",
+    output:
+        lm="results/simianer/{pair}/folds/f{fold}/lm/lm.{index}.arpa.gz",
+        info="results/simianer/{pair}/folds/f{fold}/lm/lm.{index}.json",
+    params:
+        order=lm_order,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/simianer/{pair}/folds/f{fold}/lm.{index}.log",
+    benchmark:
+        "results/benchmarks/simianer/{pair}/folds/f{fold}/lm.{index}.tsv"
+    resources:
+        mem_mb=2000,
+    shell:
+        "smtlib train lm --corpus-tgt {input} --order {params.order} --lm {output.lm} "
+        "--lm-info {output.info} > {log} 2>&1"
+
+
 rule simianer_fold_assemble:
     input:
         p0=rules.simianer_fold_phrases0.output,
         p1=rules.simianer_fold_phrases1.output,
+        lms=sim_fold_lms,
     output:
         spec="results/simianer/{pair}/folds/f{fold}/medium/model.yaml",
         compiled="results/simianer/{pair}/folds/f{fold}/medium/compiled.bin",
     params:
         work=input_dir_of,
+        lms=sim_fold_lm_option,
         out=dir_of,
     conda:
         "../envs/smtlib.yaml"
@@ -156,7 +180,8 @@ rule simianer_fold_assemble:
     resources:
         mem_mb=3000,
     shell:
-        "smtlib train assemble --work {params.work} --feature-set medium --out {params.out} > {log} 2>&1"
+        "smtlib train assemble --work {params.work} --feature-set medium {params.lms} --out {params.out} "
+        "> {log} 2>&1"
 
 
 # ---------------------------------------------------------------- 3. feature groups (rule templates)

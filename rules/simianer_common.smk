@@ -84,6 +84,32 @@ def sim_medium_of(wildcards):
     )
 
 
+def sim_fold_lm_files(wildcards, ext):
+    """A fold's own LM files (LM0, LM1 of the medium set) when simianer.fold_lms, else none."""
+    if not SIM["fold_lms"]:
+        return []
+    root = SIM_ROOT.format(pair=wildcards.pair)
+    return [
+        f"{root}/folds/f{wildcards.fold}/lm/lm.{k}.{ext}"
+        for k in FEATURE_SETS["medium"].indices()
+    ]
+
+
+def sim_fold_lms(wildcards):
+    return sim_fold_lm_files(wildcards, "arpa.gz") + sim_fold_lm_files(
+        wildcards, "json"
+    )
+
+
+def sim_fold_lm_option(wildcards):
+    """`smtlib train assemble`'s --lm/--lm-info for a fold's own LMs (nothing: the work dir's)."""
+    lms = sim_fold_lm_files(wildcards, "arpa.gz")
+    if not lms:
+        return ""
+    infos = sim_fold_lm_files(wildcards, "json")
+    return f"--lm {' '.join(lms)} --lm-info {' '.join(infos)}"
+
+
 def sim_groups_option(wildcards):
     return " ".join(sim_group_templates(wildcards.fgroup))
 
