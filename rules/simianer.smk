@@ -4,15 +4,16 @@
 #   snakemake --cores 2 --configfile config/simianer_quick.yaml --config data_dir=../shared/data \
 #       -- results/simianer_table2.tsv results/figures/simianer_epochs.png
 #
-# Stages (config `simianer:`; every command is `smtlib sgd ...`, `smtlib train ...`, `smtlib decode`,
-# `smtlib tune sgd`):
+# Stages (config `simianer:`; every command is `smtlib sgd ...`, `smtlib train ...`, `smtlib decode`):
 #   1. the pair's prepared corpus (rules/system.smk's work dir) is split into `shards` random shards;
 #   2. jackknifing: per fold (shard z is in fold z mod folds) a work dir without the fold's sentences,
-#      its phrase tables and medium model (the alignment and LMs are shared: smtlib/system/jackknife.py);
+#      its phrase tables, LMs (simianer.fold_lms; else the full corpus's) and medium model (the alignment
+#      is shared: smtlib/system/jackknife.py);
 #      the full-corpus medium model (rules/system.smk) translates dev, devtest and test;
 #   3. a feature group adds rule templates (id, ng, shape: smtlib/system/sparse.py) to a medium model;
-#   4. per epoch and shard: decode the shard (k-best, distinct) with the weights the epoch starts from
-#      (zero at epoch 1), one SGD pass over it (smtlib tune sgd, epochs=1), then a mixing / selection job;
+#   4. per epoch and shard: one pass of Algorithm 1 over the shard (smtlib sgd pass: each sentence decoded,
+#      100-best distinct, with the weights left by the sentences before it, then its pair updates), starting
+#      from the epoch's start (zero at epoch 1); then a mixing / selection job;
 #      devtest BLEU of every epoch's returned vector; the epoch chosen on devtest; test BLEU;
 #   5. results/simianer_table2.tsv (with approximate randomization) and the per-epoch figure.
 # A run directory is results/simianer/{pair}/{fgroup}/{algo}-{tdata}; Algorithm 1 ("sgd") tunes on the
@@ -130,6 +131,27 @@ rule simianer_fold_phrases1:
         "--max-phrase-length {params.length} --table-limit {params.limit} > {log} 2>&1"
 
 
+rule simianer_fold_lm:
+    input:
+        rules.simianer_fold_work.output.tgt,
+    output:
+        lm=sim_fold_path("lm/lm.{index}.arpa.gz"),
+        info=sim_fold_path("lm/lm.{index}.json"),
+    params:
+        order=lm_order,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/simianer/{pair}/folds/f{fold}/lm.{index}.log",
+    benchmark:
+        "results/benchmarks/simianer/{pair}/folds/f{fold}/lm.{index}.tsv"
+    resources:
+        mem_mb=2000,
+    shell:
+        "smtlib train lm --corpus-tgt {input} --order {params.order} --lm {output.lm} "
+        "--lm-info {output.info} > {log} 2>&1"
+
+
 # As rules/system.smk's train_assemble, the model directory's tables and LMs are hard links (not declared).
 rule simianer_fold_assemble:
     input:
@@ -143,8 +165,8 @@ rule simianer_fold_assemble:
             rules.simianer_fold_phrases0.output.info,
             rules.simianer_fold_phrases1.output.info,
         ],
-        lms=component_files("lm.{}.arpa.gz", "medium"),
-        lm_infos=component_files("lm.{}.json", "medium"),
+        lms=sim_fold_lm_inputs("arpa.gz"),
+        lm_infos=sim_fold_lm_inputs("json"),
         reordering=rules.simianer_fold_phrases0.output.reordering,
     output:
         spec=sim_fold_path("medium/model.yaml"),
@@ -202,53 +224,32 @@ rule simianer_zero:
         "smtlib sgd zero --model {input} --out {output} > {log} 2>&1"
 
 
-rule simianer_decode_shard:
+rule simianer_shard_pass:
     input:
         model=sim_shard_model,
         weights=sim_shard_start,
         src=sim_shard_src,
-    output:
-        sim_path("ep{epoch}/shard{shard}.kbest.gz"),
-    params:
-        k=SIM["k"],
-        search=decoder_options(),
-    conda:
-        "../envs/smtlib.yaml"
-    log:
-        sim_log("ep{epoch}/decode.shard{shard}.log"),
-    benchmark:
-        sim_benchmark("ep{epoch}/decode.shard{shard}.tsv")
-    resources:
-        mem_mb=3000,
-    shell:
-        "smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
-        "--kbest {output} --k {params.k} {params.search} --quiet > {log} 2>&1"
-
-
-rule simianer_shard_sgd:
-    input:
-        kbest=rules.simianer_decode_shard.output,
-        init=sim_shard_start,
         ref=sim_shard_ref,
     output:
         weights=sim_path("ep{epoch}/shard{shard}.weights"),
         info=sim_path("ep{epoch}/shard{shard}.json"),
     params:
+        k=SIM["k"],
         eta=SIM["eta"],
-        seed=SIM["seed"],
+        search=decoder_options(),
         bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"
     log:
-        sim_log("ep{epoch}/sgd.shard{shard}.log"),
+        sim_log("ep{epoch}/pass.shard{shard}.log"),
     benchmark:
-        sim_benchmark("ep{epoch}/sgd.shard{shard}.tsv")
+        sim_benchmark("ep{epoch}/pass.shard{shard}.tsv")
     resources:
         mem_mb=3000,
     shell:
-        "smtlib tune sgd --kbest {input.kbest} --refs {input.ref} --init {input.init} --out {output.weights} "
-        "--info {output.info} --seed {params.seed} --set epochs=1 --set start=init --set select=last "
-        "--set eta={params.eta} {params.bleu} --quiet > {log} 2>&1"
+        "smtlib sgd pass --model {input.model} --weights {input.weights} --input {input.src} "
+        "--refs {input.ref} --out {output.weights} --info {output.info} --k {params.k} "
+        "--eta {params.eta} {params.search} {params.bleu} --quiet > {log} 2>&1"
 
 
 rule simianer_mix:

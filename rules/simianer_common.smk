@@ -104,6 +104,28 @@ def sim_medium_of(wildcards):
     return sim_medium_model(wildcards.pair, wildcards.model)
 
 
+def sim_fold_lm_files(wildcards, ext):
+    """A fold's own LM files (LM0, LM1 of the medium set) when simianer.fold_lms, else none."""
+    if not SIM["fold_lms"]:
+        return []
+    root = SIM_ROOT.format(pair=wildcards.pair)
+    return [
+        f"{root}/folds/f{wildcards.fold}/lm/lm.{k}.{ext}"
+        for k in FEATURE_SETS["medium"].indices()
+    ]
+
+
+def sim_fold_lm_inputs(ext):
+    """An input function: the LM files (``ext`` arpa.gz or json) a fold's medium model uses, the fold's own
+    (simianer.fold_lms) or else the full corpus's."""
+    full = component_files(f"lm.{{}}.{ext}", "medium")
+
+    def files(wildcards):
+        return sim_fold_lm_files(wildcards, ext) or full(wildcards)
+
+    return files
+
+
 def sim_groups_option(wildcards):
     return " ".join(sim_group_templates(wildcards.fgroup))
 

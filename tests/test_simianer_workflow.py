@@ -19,20 +19,22 @@ def expected_jobs(sim: dict) -> dict[str, int]:
     train_groups = {g for a, d, g in runs if d == "train"}
     folds = sim.get("folds") or sim["shards"]
     shard_jobs = sum(sim["epochs"] * (sim["shards"] if d == "train" else 1) for _, d, _ in runs)
-    return {
+    jobs = {
         "data_train": 1, "data_dev": 1, "data_test": 2,  # devtest and test
         "train_prepare": 1, "train_align": 1, "train_lm": 2, "train_phrases0": 1, "train_phrases1": 1,
         "train_assemble": 1, "simianer_shards": 1,
         "simianer_fold_work": folds, "simianer_fold_phrases0": folds, "simianer_fold_phrases1": folds,
         "simianer_fold_assemble": folds,
+        "simianer_fold_lm": 2 * folds if sim["fold_lms"] else 0,  # LM0 and LM1 of each fold
         # a templated group: one full model, plus one per fold when it is trained on the shards
         "simianer_templates": sum(1 + (folds if g in train_groups else 0) for g in templated),
         "simianer_zero": len(runs),
-        "simianer_decode_shard": shard_jobs, "simianer_shard_sgd": shard_jobs,
+        "simianer_shard_pass": shard_jobs,
         "simianer_mix": len(runs) * sim["epochs"], "simianer_devtest": len(runs) * sim["epochs"],
         "simianer_choose": len(runs), "simianer_test": len(runs),
         "simianer_table": 1, "simianer_plot": 1, "simianer": 1,
     }
+    return {rule: count for rule, count in jobs.items() if count}
 
 
 def _dry_run(tmp_path, data_dir, *targets, configfile=QUICK):
@@ -61,13 +63,13 @@ def test_full_dry_run_counts_every_job(tmp_path, data_dir):
     expected = expected_jobs(_config(None))
     assert counts.pop("total") == sum(expected.values())
     assert counts == expected
-    assert expected["simianer_decode_shard"] == 10 * (5 + 29 * (5 + 5 + 3))  # Table 2's 18 rows, 10 epochs
+    assert expected["simianer_shard_pass"] == 10 * (5 + 29 * (5 + 5 + 3))  # Table 2's 18 rows, 10 epochs
 
 
 def test_the_loop_starts_at_zero_and_mixes_between_epochs(tmp_path, data_dir):
     out = _dry_run(tmp_path, data_dir, "simianer")
     root = "results/simianer/de-en"
-    decodes = {j["wildcards"]: j for j in jobs_of(out, "simianer_decode_shard")}
+    decodes = {j["wildcards"]: j for j in jobs_of(out, "simianer_shard_pass")}
 
     def decode(group, run, epoch, shard):
         return decodes[f"pair=de-en, fgroup={group}, algo={run.split('-')[0]}, tdata={run.split('-')[1]}, "
@@ -96,12 +98,25 @@ def test_the_loop_starts_at_zero_and_mixes_between_epochs(tmp_path, data_dir):
     assert mix2["input"].count("ep2/shard") == 3
 
 
+def test_fold_models_use_the_folds_own_lms_unless_shared(tmp_path, data_dir):
+    out = _dry_run(tmp_path, data_dir, "simianer")
+    root = "results/simianer/de-en"
+    assemble = {j["wildcards"]: j for j in jobs_of(out, "simianer_fold_assemble")}["pair=de-en, fold=1"]
+    assert f"{root}/folds/f1/lm/lm.0.arpa.gz" in assemble["input"] and f"{root}/folds/f1/lm/lm.1.json" in assemble["input"]
+    lms = {j["wildcards"]: j for j in jobs_of(out, "simianer_fold_lm")}
+    assert lms["pair=de-en, fold=1, index=0"]["input"] == f"{root}/folds/f1/work/corpus.tgt"
+    config = yaml.safe_load(QUICK.read_text())
+    config["simianer"]["fold_lms"] = False
+    out = _dry_run(tmp_path / "shared", data_dir, "simianer", configfile=write_config(tmp_path / "c.yaml", config))
+    assert "simianer_fold_lm" not in job_counts(out)
+
+
 def test_grouped_folds_leave_out_every_shard_of_the_fold(tmp_path, data_dir):
     config = yaml.safe_load(QUICK.read_text())
     config["simianer"].update(shards=4, folds=2)
     out = _dry_run(tmp_path, data_dir, "simianer", configfile=write_config(tmp_path / "c.yaml", config))
     counts = job_counts(out)
-    assert counts["simianer_fold_phrases0"] == 2 and counts["simianer_decode_shard"] == 2 * (2 + 4 + 4 + 4)
+    assert counts["simianer_fold_phrases0"] == 2 and counts["simianer_shard_pass"] == 2 * (2 + 4 + 4 + 4)
     fold1 = next(j for j in jobs_of(out, "simianer_fold_work") if j["wildcards"] == "pair=de-en, fold=1")
     assert "shard1.ids" in fold1["input"] and "shard3.ids" in fold1["input"] and "shard0.ids" not in fold1["input"]
 

@@ -1,14 +1,25 @@
 """Tests of the pairwise-ranking SGD family (Simianer, Riezler & Dyer 2012, Algorithms 1-4).
 
-The compiled tuners are checked against :func:`reference_fit`, a slow, literal implementation
-that enumerates every multipartite pair and applies w += η x̄ pair by pair, and against known
-answers (level boundaries, a separable pool, scale invariance in η). The data tests run on
-Moses's ``test_scorer_data`` pool and compare the defaults with cdec dtrain's logged settings.
+Independent references:
+
+* :func:`paper_algorithm_1`, a transcription of the paper's Algorithm 1 and §5.1 (top 10 % / middle
+  / bottom 10 % levels, HI-MID, HI-LOW and MID-LOW pairs, w ← w − η ∇l_j per pair, the average of
+  the end-of-epoch weights), run on pools whose sentence BLEU values are all distinct (the paper
+  says nothing about ties) and list sizes multiple of 10 (so "10 %" needs no rounding), with both
+  violation tests: the pseudo-code's ∇l_j(w_{t,i,j}) and cdec dtrain's scores under w_{t,i,0};
+* a case computed by hand (:func:`test_hand_computed_pair_tests`);
+* properties that must hold (a separable pool, η only scaling the weights from zero).
+
+:func:`reference_fit` enumerates pairs the same way but follows *our documented* rules where the
+paper is silent (ties in BLEU extend a level; at least one hypothesis in HI and LOW): it checks
+the compiled kernels against those rules, not against the paper. The data tests run on Moses's
+``test_scorer_data`` pool and compare the defaults with cdec dtrain's logged settings.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 
 import numpy as np
@@ -102,6 +113,84 @@ def reference_fit(pool, params, shards, mix_every_epoch=False, k=None):
 def trainable(pool, hi_lo=0.1, variant="liang-interpolated"):
     bleu = get_variant(variant).score(pool.stats)
     return [s for s in range(pool.n_sentences) if reference_pairs(bleu[pool.offsets[s] : pool.offsets[s + 1]], hi_lo)]
+
+
+# -- an independent transcription of the paper -----------------------------------------------------
+
+
+def paper_algorithm_1(lists, T, eta, test="current"):
+    """Simianer et al. (2012), Algorithm 1 with §5.1's multipartite pairs, as the paper writes it.
+
+    ``lists``: per input i, (features X_i as an n x D array, sentence BLEU b_i) with n a multiple of
+    10 and distinct BLEU values. ``test="current"``: pair j is checked against w_{t,i,j} (the
+    pseudo-code); ``"decoded"``: against w_{t,i,0}, the weights input i was "decoded" with (cdec
+    dtrain compares the decoder's model scores). Pairs: every (better, worse) across levels HI (top
+    10 %), MID (middle 80 %), LOW (bottom 10 %), HI before MID, each side in BLEU order.
+    """
+    D = lists[0][0].shape[1]
+    w = np.zeros(D)  # w_{0,0,0} = 0
+    ends = []
+    for _t in range(T):
+        for X, b in lists:
+            n = len(b)
+            assert n % 10 == 0 and len(set(b.tolist())) == n
+            ranked = list(np.argsort(-b))  # best first
+            top = n // 10
+            hi, mid, low = ranked[:top], ranked[top : n - top], ranked[n - top :]
+            pairs = [(a, c) for a in hi for c in mid + low] + [(a, c) for a in mid for c in low]
+            w_decoded = w.copy()  # w_{t,i,0}
+            for a, c in pairs:
+                xbar = X[a] - X[c]
+                at = w if test == "current" else w_decoded
+                grad = -xbar if at @ xbar <= 0 else np.zeros(D)  # the subgradient of (-<w, xbar>)_+
+                w = w - eta * grad
+        ends.append(w.copy())  # w_{t+1,0,0}
+    return np.mean(ends, axis=0)  # (1/T) sum_{t=1..T} w_{t,0,0}
+
+
+def distinct_bleu_pool(seed, n_sentences=6, per_sentence=20, n_dense=3):
+    """A random pool whose smoothed sentence BLEU values are distinct within every sentence."""
+    for attempt in range(100):
+        pool = random_pool(n_sentences=n_sentences, per_sentence=per_sentence, n_dense=n_dense, seed=seed + 1000 * attempt)
+        bleu = get_variant("liang-interpolated").score(pool.stats)
+        if all(len(set(bleu[pool.offsets[s] : pool.offsets[s + 1]].tolist())) == per_sentence for s in range(n_sentences)):
+            lists = [(pool.dense[pool.offsets[s] : pool.offsets[s + 1]], bleu[pool.offsets[s] : pool.offsets[s + 1]])
+                     for s in range(n_sentences)]
+            return pool, lists
+    raise AssertionError("no pool with distinct BLEU values")
+
+
+@pytest.mark.parametrize("pair_test", ["current", "decoded"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sgd_is_the_papers_algorithm_1(pair_test, seed):
+    pool, lists = distinct_bleu_pool(seed)
+    fast = PairwiseSGD(epochs=3, eta=0.01, pair_test=pair_test)(pool, np.zeros(3)).weights
+    np.testing.assert_allclose(fast, paper_algorithm_1(lists, 3, 0.01, pair_test), rtol=1e-9, atol=1e-12)
+
+
+def test_the_two_pair_tests_differ():
+    """Not a formality: on the same pool the pseudo-code's test and dtrain's give different weights."""
+    _, lists = distinct_bleu_pool(3)
+    assert not np.allclose(paper_algorithm_1(lists, 2, 1.0, "current"), paper_algorithm_1(lists, 2, 1.0, "decoded"))
+
+
+def test_hand_computed_pair_tests(tmp_path):
+    """Three hypotheses H, M, L (one per level), features (1, 0), (0, 1), (0, 0), from zero, eta = 1.
+
+    w_{t,i,0} test: all three pairs are violated at w = 0, w = (1,-1) + (1,0) + (0,1) = (2, 0).
+    w_{t,i,j} test: H-M violated at 0 -> w = (1,-1); H-L: <(1,-1), (1,0)> = 1 > 0, no update;
+    M-L: <(1,-1), (0,1)> = -1 <= 0 -> w = (1, 0).
+    """
+    kbest = tmp_path / "kb"
+    kbest.write_text("0 ||| a b c d ||| F0= 1 0 ||| 0\n0 ||| a b c x ||| F0= 0 1 ||| 0\n0 ||| x y z w ||| F0= 0 0 ||| 0\n")
+    pool = read_pool(kbest, n_sentences=1)
+    pool.compute_stats([["a b c d"]], BleuSettings(tokenize="none"))
+    bleu = get_variant("liang-interpolated").score(pool.stats)
+    assert bleu[0] > bleu[1] > bleu[2]
+    decoded = PairwiseSGD(epochs=1, eta=1.0)(pool, np.zeros(2)).weights
+    current = PairwiseSGD(epochs=1, eta=1.0, pair_test="current")(pool, np.zeros(2)).weights
+    assert decoded.tolist() == [2.0, 0.0]
+    assert current.tolist() == [1.0, 0.0]
 
 
 # -- levels ----------------------------------------------------------------------------------------
@@ -280,7 +369,7 @@ def test_selection_keeps_k_features():
 @pytest.mark.parametrize(
     "params",
     [{"hi_lo": 0.7}, {"hi_lo": 0.0}, {"eta": -1.0}, {"epochs": 0}, {"start": "random"}, {"select": "best"},
-     {"sentence_bleu": "pseudo-doc"}, {"sentence_bleu": "nope"}, {"margin": -0.1}],
+     {"sentence_bleu": "pseudo-doc"}, {"sentence_bleu": "nope"}, {"margin": -0.1}, {"pair_test": "first"}],
 )
 def test_bad_parameters(params):
     pool = random_pool(n_sentences=3, per_sentence=5, seed=30)
@@ -430,3 +519,102 @@ def test_settings_against_dtrain_log(scorer_pool, shared_data):
     violated = [e["violated_pairs"] / e["pairs"] for e in result.info["epochs"]]
     assert ours[-1] > ours[0]
     assert violated[-1] < violated[0]
+
+
+# -- the shard pass with the decoder in the loop (smtlib sgd pass) ---------------------------------
+
+
+@pytest.fixture(scope="module", params=["medium", "big"])
+def toy_shard(request, tmp_path_factory):
+    from tests.decoder_toy import random_source, write_toy_model
+
+    d = tmp_path_factory.mktemp(f"sgd-pass-{request.param}")
+    write_toy_model(d / "model", request.param, seed=11)
+    rng = np.random.default_rng(12)
+    sources = random_source(rng, 12, lengths=(3, 9))
+    # references: toy target words, partly in the e_i e_{i+1} order the LMs prefer
+    refs = [" ".join(f"e{(int(w[1:]) + k % 2) % 12}" for k, w in enumerate(s.split())) for s in sources]
+    return d / "model", sources, [refs]
+
+
+def test_shard_pass_decodes_each_sentence_with_the_current_weights(toy_shard, tmp_path):
+    """Algorithm 1's inner loop: input i is decoded with w_{t,i,0}, the weights after the updates of
+    inputs 0..i-1. Checked against a loop written here: the decoder for each sentence, then every
+    multipartite pair with the w_{t,i,0} test (cdec dtrain's) and w += eta x̄."""
+    from smtlib.bleu.stats import compute_stats
+    from smtlib.decoder.decoder import Decoder, DecoderConfig
+    from smtlib.decoder.loader import load_model
+    from smtlib.decoder.model import prepare_tokens
+    from smtlib.system.modeldir import read_model_spec
+    from smtlib.tuners.sgd_decode import decode_pass
+
+    model_dir, sources, refs = toy_shard
+    config = DecoderConfig(stack_size=20, k=20)
+    settings = BleuSettings(tokenize="none")
+    eta = 0.1
+    out, info = decode_pass(model_dir, {}, sources, refs, config=config, settings=settings, eta=eta,
+                            kbest_out=tmp_path / "kb.gz")
+    spec = read_model_spec(model_dir)
+    model = load_model(model_dir, [prepare_tokens(spec, line) for line in sources])
+    w: dict[str, float] = {}
+    decoded_with = []
+    for i, line in enumerate(sources):
+        decoded_with.append(dict(w))
+        kbest = Decoder(model, model.read_weights(dict(w)), config).decode(line, i, kbest=config.k).kbest
+        names = list(model.layout.names)
+        feats = [{**dict(zip(names, dense.tolist())), **sparse} for _, dense, sparse, _, _ in kbest]
+        stats = compute_stats([h for h, *_ in kbest], np.full(len(kbest), i), refs, settings)
+        bleu = get_variant("liang-interpolated").score(stats)
+        m = [sum(w.get(k, 0.0) * v for k, v in f.items()) for f in feats]  # scores under w_{t,i,0}
+        update: dict[str, float] = {}
+        for a, b in reference_pairs(bleu, 0.1):
+            if m[a] - m[b] <= 0:
+                for k in set(feats[a]) | set(feats[b]):
+                    update[k] = update.get(k, 0.0) + eta * (feats[a].get(k, 0.0) - feats[b].get(k, 0.0))
+        for k, v in update.items():
+            w[k] = w.get(k, 0.0) + v
+    assert set(k for k, v in out.items() if abs(v) > 1e-9) == set(k for k, v in w.items() if abs(v) > 1e-9)
+    for k, v in w.items():
+        assert out.get(k, 0.0) == pytest.approx(v, rel=1e-9, abs=1e-9), k
+    assert info["sentences"] == len(sources) and info["violated_pairs"] > 0
+    # the k-best file: sentence i's totals are w_{t,i,0} . h (different weights for different i)
+    lines = gzip.decompress((tmp_path / "kb.gz").read_bytes()).decode().splitlines()
+    pool = read_pool(tmp_path / "kb.gz", n_sentences=len(sources))
+    for i in range(1, len(sources)):
+        rows = range(pool.offsets[i], pool.offsets[i + 1])
+        wi = pool.weight_vector({k: v for k, v in decoded_with[i].items() if k in pool.feature_names})
+        for r in rows:
+            assert float(lines[r].rsplit("|||", 1)[1]) == pytest.approx(pool.features()[r].toarray()[0] @ wi, abs=1e-3)
+    assert any(decoded_with[i] != decoded_with[1] for i in range(2, len(sources)))
+
+
+def test_shard_pass_eta_only_scales_the_weights(toy_shard):
+    """From zero, eta fixes only the scale: the decoder ranks by w . h, invariant to a positive scale."""
+    from smtlib.decoder.decoder import DecoderConfig
+    from smtlib.tuners.sgd_decode import decode_pass
+
+    model_dir, sources, refs = toy_shard
+    config = DecoderConfig(stack_size=20, k=20)
+    small, _ = decode_pass(model_dir, {}, sources, refs, config=config, settings=BleuSettings(tokenize="none"), eta=1e-4)
+    big, _ = decode_pass(model_dir, {}, sources, refs, config=config, settings=BleuSettings(tokenize="none"), eta=1.0)
+    assert small.keys() == big.keys()
+    for k in small:
+        assert small[k] == pytest.approx(1e-4 * big[k], rel=1e-6, abs=1e-12)
+
+
+def test_sgd_pass_command(toy_shard, tmp_path, cli):
+    model_dir, sources, refs = toy_shard
+    (tmp_path / "src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "ref").write_text("\n".join(refs[0]) + "\n")
+    (tmp_path / "start").write_text("LM0_0 0.5\n")
+    r = cli("sgd", "pass", "--model", model_dir / "model.yaml", "--weights", tmp_path / "start", "--input",
+            tmp_path / "src", "--refs", tmp_path / "ref", "--out", tmp_path / "w", "--info", tmp_path / "i.json",
+            "--k", "20", "--stack-size", "20", "--quiet")
+    assert r.returncode == 0, r.stderr
+    info = json.loads((tmp_path / "i.json").read_text())
+    assert info["sentences"] == len(sources) and info["params"]["pair_test"] == "decoded"
+    assert "LM0_0" in (tmp_path / "w").read_text()
+    (tmp_path / "ref1").write_text("\n".join(refs[0][:-1]) + "\n")
+    r = cli("sgd", "pass", "--model", model_dir, "--weights", tmp_path / "start", "--input", tmp_path / "src",
+            "--refs", tmp_path / "ref1", "--out", tmp_path / "w2", "--info", tmp_path / "i2.json", "--quiet")
+    assert r.returncode == 2 and not (tmp_path / "w2").exists()

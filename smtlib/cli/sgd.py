@@ -8,16 +8,18 @@ for a workflow that runs each shard of each epoch as its own job (``rules/simian
       --fold-tgt F/corpus.tgt --fold-aligned F/aligned.H ... --fold-prepare-info F/prepare.json --fold-info F/fold.json
   smtlib sgd templates --model MEDIUM/model.yaml --groups id ng shape --out DIR/model.yaml  # + rule templates (§3)
   smtlib sgd zero --model MODEL/model.yaml --out ep0.weights  # the zero start (§5.2)
+  smtlib sgd pass --model FOLD_MODEL --weights START --input DIR/shard0.src --refs DIR/shard0.ref \\
+      --out ep3/shard0.weights --info ep3/shard0.json [--kbest ep3/shard0.kbest.gz] [decoder, BLEU options]
   smtlib sgd mix --algorithm itermixsgd --shard-weights ep3/shard*.weights [--state ep2/mix.json] \\
       --out ep3/weights --next ep3/next.weights --state-out ep3/mix.json [--k K | --k-fraction F]
   smtlib sgd choose --epochs ep1 ep2 ... --out chosen.weights --info chosen.json
   smtlib sgd table --run NAME=DIR ... --test-refs REF --out table.tsv [--trials N --seed S]
   smtlib sgd plot --run NAME=DIR ... --out epochs.png
 
-One epoch of one shard is ``smtlib decode`` of the shard (100-best, distinct) with the weights the
-epoch starts from, then ``smtlib tune sgd --set epochs=1 --set start=init --set select=last`` on
-that k-best list: one pass of Algorithm 1 over the shard (:mod:`smtlib.tuners.sgd`; features the
-shard never fires keep their value). ``mix`` is the step between epochs:
+One epoch of one shard is ``pass``: Algorithm 1's inner loop over the shard, decoding each sentence
+(100-best, distinct) with the weights left by the updates of the sentences before it
+(:mod:`smtlib.tuners.sgd_decode`; features the shard never fires keep their value). ``mix`` is the
+step between epochs.
 
 The mixing step and the epoch choice are :mod:`smtlib.tuners.sgd_mixing` (with the deviation from the
 paper's per-sentence loop), Table 2 and its figure :mod:`smtlib.report.simianer`; this module only
@@ -33,9 +35,12 @@ import sys
 
 import numpy as np
 
+from smtlib.bleu.references import read_references
+from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.errors import InputError
 from smtlib.io import read_json, write_json
 from smtlib.system.modeldir import model_directory
-from smtlib.tuners.sgd import PAPER_K_FRACTION
+from smtlib.tuners.sgd import PAIR_TESTS, PAPER_K_FRACTION
 from smtlib.tuners.sgd_mixing import ALGORITHMS, choose_epoch, mix_epoch
 from smtlib.weights import read_weights, write_weights
 
@@ -77,6 +82,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("zero", help="the zero weight vector of a model (the paper's start, §5.2)")
     p.add_argument("--model", required=True, type=model_directory, help="model directory or its model.yaml")
     p.add_argument("--out", required=True)
+
+    p = sub.add_parser("pass", help="one epoch of one shard: decode each sentence with the current weights, update")
+    p.add_argument("--model", required=True, help="model directory or its model.yaml (a training shard: its jackknife fold's model)")
+    p.add_argument("--weights", required=True, help="the weights the shard starts the epoch from")
+    p.add_argument("--input", required=True, help="the shard's source sentences")
+    p.add_argument("--refs", nargs="+", required=True, help="reference file(s), one line per source sentence")
+    p.add_argument("--out", required=True, help="the shard's weights after the pass")
+    p.add_argument("--info", required=True, help="JSON: pairs, violated pairs, 1-best sentence BLEU, CPU seconds")
+    p.add_argument("--kbest", help="also write every sentence's k-best list as decoded (.gz compresses)")
+    p.add_argument("--eta", type=float, default=1e-4, help="learning rate (default 1e-4, §5.2)")
+    p.add_argument("--margin", type=float, default=0.0, help="also update correct pairs closer than this (default 0)")
+    p.add_argument("--hi-lo", type=float, default=0.1, help="size of the HI and LOW levels (default 0.1, §5.1)")
+    p.add_argument("--sentence-bleu", default="liang-interpolated", help="smoothed sentence BLEU (default liang-interpolated)")
+    p.add_argument("--pair-test", choices=PAIR_TESTS, default="decoded",
+                   help="test every pair against the weights the sentence was decoded with (decoded, cdec dtrain) "
+                   "or against the weights after the previous pair (current, the pseudo-code)")
+    p.add_argument("--k", type=int, default=100, help="k-best list size (default 100, distinct)")
+    p.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit (default 100)")
+    p.add_argument("--search", choices=["stack", "cube"], default="stack")
+    p.add_argument("--pop-limit", type=int, default=1000, help="with --search cube, hypotheses popped per stack")
+    p.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
+    p.add_argument("--table-limit", type=int, default=20, help="options per source phrase, 0 = all (default 20)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_bleu_options(p)
 
     p = sub.add_parser("mix", help="mix (and select) the shards' weights after an epoch")
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
@@ -132,6 +161,31 @@ def run(args: argparse.Namespace) -> int:
         spec = read_model_spec(args.model)
         write_weights(args.out, {n: 0.0 for n in spec.dense_weight_names()},
                       header="the zero vector (Simianer et al. 2012, §5.2: started at zero weight vector)")
+    elif args.action == "pass":
+        from smtlib.decoder.decoder import DecoderConfig
+        from smtlib.io import read_lines
+        from smtlib.tuners.sgd_decode import decode_pass, stderr_report
+
+        if args.k < 1:
+            raise InputError("--k must be at least 1")
+        config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
+                               table_limit=args.table_limit, k=args.k, distinct=True, search=args.search,
+                               pop_limit=args.pop_limit)
+        sources = read_lines(args.input, what="input", allow_empty=True)
+        references = read_references(args.refs, source=args.input, source_lines=len(sources))
+        from smtlib.system.modeldir import model_directory
+
+        weights, info = decode_pass(model_directory(args.model), dict(read_weights(args.weights)), sources, references,
+                                    config=config, settings=bleu_settings(args), eta=args.eta, margin=args.margin,
+                                    hi_lo=args.hi_lo, sentence_bleu=args.sentence_bleu, pair_test=args.pair_test,
+                                    kbest_out=args.kbest,
+                                    report=None if args.quiet else stderr_report("smtlib sgd pass"))
+        info["params"] = {"eta": args.eta, "margin": args.margin, "hi_lo": args.hi_lo, "k": args.k,
+                          "pair_test": args.pair_test}
+        write_weights(args.out, weights, header=f"sgd pass over {len(sources)} sentences, decoding in the loop "
+                      f"(Simianer et al. 2012, Algorithm 1): {info['violated_pairs']} of {info['pairs']} pairs violated")
+        write_json(args.info, info)
+        print(json.dumps({k: info[k] for k in ("sentences", "pairs", "violated_pairs", "onebest_avg_sentence_bleu")}))
     elif args.action == "mix":
         state = read_json(args.state, "mix state") if args.state else None
         weights = [dict(read_weights(p)) for p in args.shard_weights]

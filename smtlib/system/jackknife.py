@@ -31,7 +31,10 @@ What is shared, and why:
   sense of supervision, and the paper also aligned the full corpus once);
 * the **language models**, trained on the whole target side (as the paper's LMs, trained on a
   superset of the training corpus's English, §5.1). This is the one place where a shard's
-  references are seen at training time; the paper has the same property.
+  references are seen at training time; the paper has the same property. The workflow replaces
+  them by LMs trained on the fold's target side (``simianer.fold_lms``, the default): with 3,000
+  training sentences and a 4-gram, the shared LMs let the perceptron learn a memorization signal
+  (LM0 up, LM1 down) that collapses on devtest (``benchmarks/results/simianer_quick.md``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The step between epochs of distributed pairwise-ranking SGD (Simianer, Riezler & Dyer 2012,
 Algorithms 1-4) when each shard of each epoch is its own job (``smtlib sgd mix``/``choose``,
-``rules/simianer.smk``); the shards' passes are :mod:`smtlib.tuners.sgd`'s.
+``rules/simianer.smk``); the shards' passes are :mod:`smtlib.tuners.sgd_decode`'s.
 
 ``sgd`` (Algorithm 1, one shard) and ``mixsgd`` (Algorithm 2)
     every shard continues from its own weights (``--next`` is not used); the returned vector after
@@ -13,12 +13,8 @@ Algorithms 1-4) when each shard of each epoch is its own job (``smtlib sgd mix``
     with a non-zero weight in some shard; default 100,000 / 4.7M, the paper's share, Table 2), never
     fewer than the dense features (as :class:`smtlib.tuners.sgd.IterSelSGD`).
 
-Deviation from the paper's per-sentence loop (Algorithms 1-4 decode sentence i with w_{t,i,0}, the
-weights after the updates of sentences 0..i-1): a shard job decodes all its sentences with the
-weights the epoch starts from, and the SGD pass then re-scores each sentence's k-best list with the
-current in-shard weights before its update (as :mod:`smtlib.tuners.sgd` does). Decoding sentence by
-sentence would need the decoder inside the update loop; with ~1,000 sentences per shard and
-η = 1e-4, the weights move little within one shard pass.
+The shards' passes decode each sentence with the weights left by the sentences before it, as the
+algorithms do (``smtlib sgd pass``, :mod:`smtlib.tuners.sgd_decode`).
 """
 
 from __future__ import annotations
