@@ -66,11 +66,19 @@ import tempfile
 from _inputs import dev_set, find_model, init_weights  # benchmarks/_inputs.py, beside this script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+#: what a tuning step spends before its first line search: lattices and references loaded as ``smtlib tune`` does
+LOAD_ONLY = """
+import sys
+from smtlib.bleu.references import read_references
+from smtlib.bleu.stats import BleuSettings
+from smtlib.tuners.lattice_data import load_lattice_problem
+load_lattice_problem([sys.argv[1]], None, read_references([sys.argv[2]]), BleuSettings(tokenize="none", lowercase=True))
+"""
 
 
-def run(cmd: list[str], log: pathlib.Path) -> tuple[float, float]:
-    """Run ``cmd`` (stdout/stderr to ``log``); its CPU seconds (user + system) and peak RSS in MB."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+def run(cmd: list[str], log: pathlib.Path, repo: pathlib.Path = REPO) -> tuple[float, float]:
+    """Run ``cmd`` with ``repo``'s code (stdout/stderr to ``log``); its CPU seconds (user + system) and peak RSS in MB."""
+    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -90,6 +98,9 @@ def main() -> None:
     ap.add_argument("--restarts", type=int, default=20,
                     help="random restarts of lbmert and mert (default 20, Cherry & Foster §4); fewer for a partial step")
     ap.add_argument("--no-redecode", action="store_true", help="skip re-decoding with the tuned weights (no dev BLEU)")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="another checkout of smtlib (e.g. the main branch before a change): its lbmert step is run "
+                         "in the same run, and the weights and aggregated paths of both are compared byte for byte")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
     args = ap.parse_args()
@@ -116,7 +127,7 @@ def main() -> None:
         return float(json.loads(out)["score"])
 
     init = init_weights(model, work)
-    done = all((work / f"it0.{x}").exists() for x in ("1best", "lat.gz", "kbest.gz"))
+    done = all((work / f"it0.{x}").exists() for x in ("1best", "lat.gz", *(["kbest.gz"] if "mert" in args.methods else [])))
     if not (args.reuse and done):
         decode(init, "it0", True)
     rows = [("init", None, None, dev_bleu("it0"), None, None)]
@@ -126,16 +137,26 @@ def main() -> None:
         "mert": ["--kbest", str(work / "it0.kbest.gz")],
     }
     restarts = {m: ["--set", f"random_restarts={args.restarts}"] for m in ("lbmert", "mert")}
-    for method in sorted(args.methods, key=list(steps).index):
+    runs = [(m, m, REPO) for m in sorted(args.methods, key=list(steps).index)]
+    if args.baseline and "lbmert" in args.methods:
+        runs.insert(1, ("lbmert", "lbmert@base", pathlib.Path(args.baseline).resolve()))
+    per_search = {}
+    for method, tag, repo in runs:
+        extra = ["--paths-out", str(work / f"{tag}.paths.gz")] if method == "lbmert" else []
         cpu, rss = run(smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
-                                 "--out", str(work / f"{method}.w"), "--info", str(work / f"{method}.json"),
-                                 "--seed", "1", "--quiet", *bleu, *restarts.get(method, [])], work / f"{method}.tune.log")
-        info = json.loads((work / f"{method}.json").read_text())
+                                 "--out", str(work / f"{tag}.w"), "--info", str(work / f"{tag}.json"),
+                                 "--seed", "1", "--quiet", *bleu, *restarts.get(method, []), *extra],
+                       work / f"{tag}.tune.log", repo)
+        info = json.loads((work / f"{tag}.json").read_text())
+        if method == "lbmert":
+            load, _ = run([sys.executable, "-c", LOAD_ONLY, str(work / "it0.lat.gz"), str(work / "dev.en")],
+                          work / f"{tag}.load.log", repo)
+            per_search[tag] = (load, (cpu - load) / max(info["line_searches"], 1))
         score = None
-        if not args.no_redecode:
-            decode(work / f"{method}.w", method, False)
-            score = dev_bleu(method)
-        rows.append((method, cpu, rss, score, info.get("objective"), info.get("line_searches")))
+        if not args.no_redecode and tag == method:
+            decode(work / f"{tag}.w", tag, False)
+            score = dev_bleu(tag)
+        rows.append((tag, cpu, rss, score, info.get("objective"), info.get("line_searches")))
     print(f"{n} Multi30k dev sentences, Medium fr-en, unpruned lattices, {args.restarts} random restarts; work dir {work}")
     print(f"{'weights':8} {'step CPU s':>10} {'peak MB':>8} {'dev BLEU':>9} {'pool optimum':>13} {'line searches':>14}")
     for name, cpu, rss, score, objective, searches in rows:
@@ -145,6 +166,13 @@ def main() -> None:
         ls_s = f"{searches:14d}" if searches is not None else ""
         score_s = f"{score:9.2f}" if score is not None else f"{'':9}"
         print(f"{name:8} {cpu_s} {rss_s} {score_s} {obj} {ls_s}")
+    for tag, (load, each) in per_search.items():
+        print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search")
+    if "lbmert@base" in per_search:
+        same = {what: (work / f"lbmert.{what}").read_bytes() == (work / f"lbmert@base.{what}").read_bytes()
+                for what in ("w", "paths.gz")}
+        print(f"baseline {args.baseline}: line search {per_search['lbmert@base'][1] / per_search['lbmert'][1]:.2f}x faster "
+              f"here; weights identical: {same['w']}; aggregated paths identical: {same['paths.gz']}")
     if "lbmert" in args.methods:
         print(f"lbmert_step_cpu_seconds: {rows[1][1]:.1f}")
 

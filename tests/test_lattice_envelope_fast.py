@@ -1,7 +1,8 @@
 """The shortcuts of the lattice envelope kernel change nothing: node envelopes bit for bit.
 
 :func:`smtlib.decoder.lattice_envelope.sentence_envelope` skips the merges of incoming envelopes
-that cannot change the head's envelope (``_absorbed``). The reference here is the kernel without
+that cannot change the head's envelope, and starts the others where the first change can be
+(``_first_change``). The reference here is the kernel without
 any shortcut, written out in plain Python: every node's envelope is built by merging its incoming
 edges one at a time, every line pushed through the same hull rule (``_reference_push``, the same
 floating-point operations as ``_push``). Every node's lines (slope, intercept, edge, line of the
