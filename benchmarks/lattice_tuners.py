@@ -17,11 +17,19 @@ lb-mert's is expected to be at least kb-mert's). No peer: Moses has no lattice M
 lattices here, so the headline is lb-mert's own step time.
 
     python benchmarks/lattice_tuners.py [--sentences 200|1014] [--models DIR] [--work DIR] \
-        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode]
+        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode] [--baseline DIR]
 
 ``--restarts`` sets lbmert's and mert's random restarts (a partial step with fewer), ``--reuse`` keeps
 the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights.
 Each step's row shows its CPU seconds, the tuner process's peak RSS and its number of line searches.
+
+``--baseline DIR`` (another checkout, e.g. ``git archive main | tar -x -C DIR`` before a change) measures
+before and after in one run: the baseline's lbmert step runs at the same time as this tree's (so both
+see the same machine load), their weights and aggregated paths (``--paths-out``) are compared byte
+for byte, the loading of the lattices is timed apart (both at once again) to give CPU seconds per
+line search, and a child process runs 36 line searches (every axis from the initial weights and from
+one random start) with the two envelope kernels alternately, checking identical envelopes and
+results: the steadiest per-line-search comparison on a loaded machine.
 
 Last line: ``lbmert_step_cpu_seconds: S``.
 
@@ -76,15 +84,92 @@ load_lattice_problem([sys.argv[1]], None, read_references([sys.argv[2]]), BleuSe
 """
 
 
+def run_together(jobs: list[tuple[list[str], pathlib.Path, pathlib.Path]]) -> list[tuple[float, float]]:
+    """Run the commands ``(cmd, log, repo)`` at the same time, each with ``repo``'s code (stdout/stderr to ``log``).
+
+    Returns each one's CPU seconds (user + system, ``os.wait4``) and peak RSS in MB. Started together,
+    the runs share the machine's load, so their CPU times can be compared.
+    """
+    procs = {}
+    for k, (cmd, log, repo) in enumerate(jobs):
+        env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+        with open(log, "w") as fh:
+            procs[subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env).pid] = k
+    out: list = [None] * len(jobs)
+    while procs:
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in procs:
+            continue
+        k = procs.pop(pid)
+        cmd, log, _ = jobs[k]
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"failed ({log}): {' '.join(cmd)}\n" + log.read_text()[-2000:])
+        out[k] = (usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    return out
+
+
 def run(cmd: list[str], log: pathlib.Path, repo: pathlib.Path = REPO) -> tuple[float, float]:
     """Run ``cmd`` with ``repo``'s code (stdout/stderr to ``log``); its CPU seconds (user + system) and peak RSS in MB."""
-    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed ({log}): {' '.join(cmd)}\n" + log.read_text()[-2000:])
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return run_together([(cmd, log, repo)])[0]
+
+
+def interleaved_line_searches(lattice: str, refs: str, weights: str, baseline: str, seed: int) -> None:
+    """Child: line searches with the baseline's and this tree's envelope kernel alternately, in one process.
+
+    The lattices are loaded once (this tree's code); the baseline checkout's
+    ``smtlib/decoder/lattice_envelope.py`` is loaded from its file as a module of its own, and lb-mert's
+    line search (:class:`smtlib.tuners.lbmert.LatticeLineSearch`: envelopes, path statistics, interval
+    scores) runs with one kernel, then the other (the order alternating), along every coordinate axis
+    from the initial weights and from one random start. Alternating in one process makes both see the
+    same machine load. Every search's envelopes (breakpoints and paths) and result must be identical.
+    Prints JSON: CPU seconds per line search with each kernel, and the number of searches.
+    """
+    import importlib
+    import shutil
+    import time
+
+    import numpy as np
+
+    import smtlib.tuners.lbmert as lbmert
+    from smtlib.bleu.references import read_references
+    from smtlib.bleu.stats import BleuSettings
+    from smtlib.tuners.lattice_data import load_lattice_problem
+    from smtlib.weights import read_weights
+
+    # an importable copy under a name of its own (numba's on-disk cache needs a module it can import)
+    copy_dir = pathlib.Path(tempfile.mkdtemp(prefix="baseline-kernel-"))
+    shutil.copy(pathlib.Path(baseline) / "smtlib" / "decoder" / "lattice_envelope.py", copy_dir / "baseline_lattice_envelope.py")
+    sys.path.insert(0, str(copy_dir))
+    base = importlib.import_module("baseline_lattice_envelope")
+    kernels = {"base": base.corpus_envelopes, "tree": lbmert.corpus_envelopes}
+    ls, lrefs, _ = load_lattice_problem([lattice], None, read_references([refs]), BleuSettings(tokenize="none", lowercase=True))
+    dense = ls.dense
+    init = ls.weight_vector(read_weights(weights))[: dense.shape[1]]
+    rng = np.random.default_rng(seed)
+    starts = [dense @ init, dense @ rng.uniform(0.0, 1.0, dense.shape[1])]
+    search = lbmert.LatticeLineSearch(ls, lrefs, collect=False)
+    cpu = {"base": 0.0, "tree": 0.0}
+    n = 0
+    for a in starts:
+        for d in range(dense.shape[1]):
+            b = np.ascontiguousarray(dense[:, d])
+            order = ("base", "tree") if n % 2 == 0 else ("tree", "base")
+            results = {}
+            for tag in order:
+                lbmert.corpus_envelopes = kernels[tag]
+                if n == 0:
+                    search.search(a, b, 1.0, None)  # compile / load the cached kernels outside the timing
+                start = time.process_time()
+                results[tag] = search.search(a, b, 1.0, None)
+                cpu[tag] += time.process_time() - start
+            envelopes = [kernels[tag](ls.n_nodes, ls.edge_off, ls.tails, ls.heads, a, b) for tag in order]
+            same = results["base"] == results["tree"] and all(np.array_equal(x, y) for x, y in zip(*envelopes, strict=True))
+            if not same:
+                sys.exit(f"line search {n} (axis {d}): the kernels' envelopes or results differ")
+            n += 1
+    lbmert.corpus_envelopes = kernels["tree"]
+    shutil.rmtree(copy_dir, ignore_errors=True)
+    print(json.dumps({"base": cpu["base"] / n, "tree": cpu["tree"] / n, "searches": n}))
 
 
 def main() -> None:
@@ -103,7 +188,11 @@ def main() -> None:
                          "in the same run, and the weights and aggregated paths of both are compared byte for byte")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
+    ap.add_argument("--child-interleaved", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child_interleaved:
+        interleaved_line_searches(*args.child_interleaved, seed=1)
+        return
     model = find_model("medium", args.models)
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="lattice-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -141,16 +230,27 @@ def main() -> None:
     if args.baseline and "lbmert" in args.methods:
         runs.insert(1, ("lbmert", "lbmert@base", pathlib.Path(args.baseline).resolve()))
     per_search = {}
-    for method, tag, repo in runs:
+
+    def tune_cmd(method: str, tag: str) -> list[str]:
         extra = ["--paths-out", str(work / f"{tag}.paths.gz")] if method == "lbmert" else []
-        cpu, rss = run(smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
-                                 "--out", str(work / f"{tag}.w"), "--info", str(work / f"{tag}.json"),
-                                 "--seed", "1", "--quiet", *bleu, *restarts.get(method, []), *extra],
-                       work / f"{tag}.tune.log", repo)
+        return smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
+                         "--out", str(work / f"{tag}.w"), "--info", str(work / f"{tag}.json"),
+                         "--seed", "1", "--quiet", *bleu, *restarts.get(method, []), *extra]
+
+    # lbmert and its baseline: the two steps at the same time, then the two loadings at the same time
+    lb = [r for r in runs if r[0] == "lbmert"]
+    measured = dict(zip([tag for _, tag, _ in lb],
+                        run_together([(tune_cmd(m, tag), work / f"{tag}.tune.log", repo) for m, tag, repo in lb]), strict=True))
+    loads = run_together([([sys.executable, "-c", LOAD_ONLY, str(work / "it0.lat.gz"), str(work / "dev.en")],
+                           work / f"{tag}.load.log", repo) for _, tag, repo in lb])
+    for method, tag, repo in runs:
+        if tag in measured:
+            cpu, rss = measured[tag]
+        else:
+            cpu, rss = run(tune_cmd(method, tag), work / f"{tag}.tune.log", repo)
         info = json.loads((work / f"{tag}.json").read_text())
         if method == "lbmert":
-            load, _ = run([sys.executable, "-c", LOAD_ONLY, str(work / "it0.lat.gz"), str(work / "dev.en")],
-                          work / f"{tag}.load.log", repo)
+            load = loads[[t for _, t, _ in lb].index(tag)][0]
             per_search[tag] = (load, (cpu - load) / max(info["line_searches"], 1))
         score = None
         if not args.no_redecode and tag == method:
@@ -166,6 +266,14 @@ def main() -> None:
         ls_s = f"{searches:14d}" if searches is not None else ""
         score_s = f"{score:9.2f}" if score is not None else f"{'':9}"
         print(f"{name:8} {cpu_s} {rss_s} {score_s} {obj} {ls_s}")
+    if args.baseline and "lbmert" in args.methods:
+        log = work / "interleaved.log"
+        run([sys.executable, __file__, "--child-interleaved", str(work / "it0.lat.gz"), str(work / "dev.en"), str(init),
+             str(pathlib.Path(args.baseline).resolve())], log)
+        inter = json.loads(log.read_text().strip().splitlines()[-1])
+        print(f"interleaved in one process, {inter['searches']} line searches (every axis from the initial weights and "
+              f"one random start), identical envelopes and results: CPU s per line search baseline {inter['base']:.3f}, "
+              f"this tree {inter['tree']:.3f} ({inter['base'] / inter['tree']:.2f}x)")
     for tag, (load, each) in per_search.items():
         print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search")
     if "lbmert@base" in per_search:
