@@ -17,6 +17,14 @@ tail, wins), and a line is dropped when the next steeper line overtakes its pred
 it does. Nodes are numbered topologically (``tail < head``) and edges sorted by head, so one pass over
 the edges in order visits every node after all of its predecessors.
 
+Most merges change nothing (72-86 % of them on the Multi30k dev lattices: decoder lattices have
+thousands of edges into the goal and tens into many other nodes, and most of them bring no line
+that beats the envelope built so far). Before merging, :func:`_first_change` replays what the
+merge's pushes would decide for the incoming lines with the same floating-point operations, and
+the merge is skipped when none of them changes the envelope, or starts at the first line that may;
+the envelopes are bit-identical to those of the plain merge (tests/test_lattice_envelope_fast.py),
+and the envelope pass takes about two thirds of its former CPU time (benchmarks/lattice_tuners.py).
+
 :func:`corpus_envelopes` does this for every sentence of a :class:`~smtlib.decoder.lattice_set.LatticeSet`
 in one compiled call and returns the goal envelopes as breakpoints in the representation of the
 k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
@@ -72,6 +80,70 @@ def _push(ss, si, se, sp, sx, top, sl, ic, ed, pr):
     sp[top] = pr
     sx[top] = x if top > 0 else _NEG_INF
     return top + 1
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _first_change(cs, ci, cx, n_cur, env_s, env_i, j, j_hi, bk, ak):
+    """Where merging lines ``j:j_hi`` of ``env_*`` shifted by ``(bk, ak)`` into the hull ``cs, ci, cx``
+    (``n_cur >= 1`` lines, ``cx`` where each starts) can first change it.
+
+    Returns ``(p, q)``: ``p = -2`` when the merge would give the hull back unchanged (bit for bit);
+    else the merge's stack is exactly hull lines ``0..p`` when incoming line ``q`` is pushed
+    (``p = -1``: the stack is empty, the merge starts from scratch), so the caller copies those
+    lines and merges from hull line ``p + 1`` and incoming line ``q`` on.
+
+    The merge (in :func:`sentence_envelope`) pushes every line through :func:`_push` in slope order,
+    the hull's lines first on equal slopes. This test decides, with the same floating-point
+    operations as those pushes, which incoming lines leave the result unchanged (most do: 72-86 % of
+    the merges on the Multi30k dev lattices change nothing). An incoming line ``l`` falls after hull
+    line ``c_p`` (the last one with slope ``<= s_l``), in "gap ``p``":
+
+    * ``s_l == s_p``: :func:`_push` drops it when ``i_l <= i_p`` (the top of the stack is ``c_p``
+      then: lines of earlier gaps were popped by ``c_p``, see below), else it would replace ``c_p``;
+    * ``s_p < s_l < s_{p+1}``: with ``t`` the start of ``c_{p+1}`` (``cx[p+1]``), the push of ``l`` onto
+      ``c_p`` computes ``x1 = (i_p - i_l) / (s_l - s_p)``; ``x1 > t > cx[p]`` keeps ``c_p``, and every
+      incoming line of this gap left on the stack then starts after ``t`` (each starts after the one
+      below it, else that one is popped). The push of ``c_{p+1}`` onto such a line computes
+      ``x2 = (i_l - i_{p+1}) / (s_{p+1} - s_l)``, and ``x2 <= t`` pops it; once all are popped,
+      ``c_{p+1}`` meets ``c_p`` with the very operands (hence the very ``x = t``) of the hull, and the
+      stack is the hull's again. So ``x1 > t`` and ``x2 <= t`` for every line of the gap suffice;
+    * a slope below ``s_0`` or above the last slope always changes the hull (the bottom line is
+      never popped, the last pushed line always stays).
+
+    Lines are met in slope order, so when one of them may change the hull, all lines of earlier gaps
+    have been shown harmless: the stack is hull lines ``0..p`` when the first line of its gap comes.
+    The result is bit-identical to the plain merge (tests/test_lattice_envelope_fast.py compares
+    every node's envelope with a plain-Python merge without these shortcuts).
+    """
+    p = -1
+    q0 = j
+    s_first = cs[0]
+    s_last = cs[n_cur - 1]
+    for q in range(j, j_hi):
+        sl = env_s[q] + bk
+        il = env_i[q] + ak
+        if sl < s_first:
+            return -1, j
+        moved = False
+        while p + 1 < n_cur and cs[p + 1] <= sl:
+            p += 1
+            moved = True
+        if moved:
+            q0 = q
+        if sl > s_last:
+            return p, q0
+        if cs[p] == sl:
+            if il > ci[p]:
+                return p, q0
+            continue
+        t = cx[p + 1]
+        x1 = (ci[p] - il) / (sl - cs[p])
+        if not x1 > t:
+            return p, q0
+        x2 = (il - ci[p + 1]) / (cs[p + 1] - sl)
+        if not x2 <= t:
+            return p, q0
+    return -2, j_hi
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -135,8 +207,17 @@ def sentence_envelope(n_nodes, lo, hi, tails, heads, a, b, ws):
                 for q in range(j, j_hi):
                     n_cur = _push(cs, ci, ce, cp, cx, n_cur, env_s[q] + bk, env_i[q] + ak, k, q)
                 continue
-            i = 0
-            top = 0
+            keep, j = _first_change(cs, ci, cx, n_cur, env_s, env_i, j, j_hi, bk, ak)
+            if keep == -2:
+                continue  # the merge would give the current envelope back, bit for bit
+            for i in range(keep + 1):  # the merge's stack when line j comes: the first lines, as they are
+                ns[i] = cs[i]
+                ni[i] = ci[i]
+                ne_[i] = ce[i]
+                np_[i] = cp[i]
+                nx[i] = cx[i]
+            i = keep + 1
+            top = keep + 1
             while i < n_cur or j < j_hi:
                 if j >= j_hi or (i < n_cur and cs[i] <= env_s[j] + bk):
                     top = _push(ns, ni, ne_, np_, nx, top, cs[i], ci[i], ce[i], cp[i])
