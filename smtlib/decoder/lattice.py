@@ -126,12 +126,22 @@ def _fmt(v: float) -> str:
 
 
 def write_lattice(out: IO[str], lat: Lattice) -> None:
-    """Write one sentence block (the header line is written by the caller, see :func:`lattice_header`)."""
-    out.write(f"SENTENCE {lat.sent_id} NODES {lat.n_nodes} EDGES {lat.n_edges}\n")
+    """Write one sentence block (the header line is written by the caller, see :func:`lattice_header`).
+
+    The values are taken out of numpy once (``tolist``) and formatted inline, as :func:`_fmt` does:
+    unpruned lattices have millions of edges, and per-value numpy scalars and calls made writing
+    them most of a lattice decode.
+    """
+    lines = [f"SENTENCE {lat.sent_id} NODES {lat.n_nodes} EDGES {lat.n_edges}\n"]
+    tails = np.asarray(lat.tails).tolist()
+    heads = np.asarray(lat.heads).tolist()
+    dense_rows = np.asarray(lat.dense, dtype=np.float64).tolist()
     for e in range(lat.n_edges):
-        dense = " ".join(_fmt(float(v)) for v in lat.dense[e])
-        sparse = " ".join(f"{k}={_fmt(v)}" for k, v in lat.sparse[e].items())
-        out.write(f"{lat.tails[e]} {lat.heads[e]} ||| {' '.join(lat.words[e])} ||| {dense} ||| {sparse}\n")
+        dense = " ".join(["0" if v == 0.0 else f"{v:.9g}" for v in dense_rows[e]])
+        sp = lat.sparse[e]
+        sparse = " ".join([f"{k}={_fmt(v)}" for k, v in sp.items()]) if sp else ""
+        lines.append(f"{tails[e]} {heads[e]} ||| {' '.join(lat.words[e])} ||| {dense} ||| {sparse}\n")
+    out.write("".join(lines))
 
 
 def lattice_header(feature_names: list[str]) -> str:
