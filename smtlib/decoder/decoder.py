@@ -536,18 +536,26 @@ class Decoder:
                 h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
             terms = [self.weights.sparse.get(nm, 0.0) * v for nm, v in h_sparse.items()]
             total = float(h_dense @ self.weights.dense) + sum(terms)
-            # 6-digit rounding moves each term by up to 5e-6 of itself: when large terms cancel
-            # (weights far from Moses-like ones, e.g. mid-way through a perceptron pass), the total
-            # can move by more than 1e-4 of itself, so the tolerance also scales with sum |w_k h_k|
-            if not math.isclose(total, scores[i], rel_tol=1e-4, abs_tol=1e-3) and not math.isclose(
-                    total, scores[i], rel_tol=1e-4, abs_tol=1e-3 + 1e-5 * (
-                        float(np.abs(h_dense) @ np.abs(self.weights.dense)) + sum(abs(t) for t in terms))):
+            if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
                                    _feature_text(texts[i * width : (i + 1) * width], h_sparse, groups)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
         lines.sort(key=lambda x: -x.total)
         return lines
+
+    def _total_matches(self, total: float, score: float, h_dense: np.ndarray, sparse_terms: list[float]) -> bool:
+        """Whether a k-best line's printed total is its path's search score, up to the printing's rounding.
+
+        6-digit rounding moves each term ``w_k h_k`` by up to 5e-6 of itself: when large terms cancel
+        (weights far from Moses-like ones, e.g. mid-way through a perceptron pass), the total can move
+        by more than 1e-4 of itself, so the tolerance also scales with ``sum |w_k h_k|`` (computed only
+        when the plain test fails).
+        """
+        if math.isclose(total, score, rel_tol=1e-4, abs_tol=1e-3):
+            return True
+        magnitude = float(np.abs(h_dense) @ np.abs(self.weights.dense)) + sum(abs(t) for t in sparse_terms)
+        return math.isclose(total, score, rel_tol=1e-4, abs_tol=1e-3 + 1e-5 * magnitude)
 
     def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
         """The lattice of the live graph, beam-pruned around the 1-best (keeping the k-best ``paths``)."""
