@@ -29,7 +29,8 @@ options, search, k-best/lattice extraction), so the stages are
 
     load, options, search, kbest (inside decode; for a lattice decode ``kbest`` is the 1-best and the
     lattice's extraction), write (the rest of the decode's CPU after its loading and loop: formatting
-    and compressing the k-best or lattice file), score (smtlib bleu), merge (slice + pool add, with the
+    and compressing the k-best or lattice file, and the Python start-up before the decoder's loading
+    clock starts), score (smtlib bleu), merge (slice + pool add, with the
     new hypotheses' BLEU statistics; online MIRA: the mixing job), tune (online MIRA: the shard jobs,
     which decode their sentences inside the tuner).
 
@@ -40,12 +41,14 @@ methods can be measured on fewer iterations (``--iterations-of lbmert=2``) and s
 configuration (so it follows the workflow as it is) from the measured rows, per rule (:func:`estimate`):
 
 - decodes (``decode_first``, ``decode_dev``, ``decode_dev_lattice``, ``decode_test``): a fixed part
-  (the feature set's model loading, holding the rule's ``threads`` cores since loading is
-  single-threaded) plus a per-sentence part; the per-sentence CPU of a k-best and of a lattice decode
-  is measured on Medium here (all decodes of the loops) and carried to Small and Big by a short decode
-  of the first ``--factor-sentences`` dev sentences with each system (k-best and lattice, initial
-  weights): cost(fs) = measured(medium) * short(fs) / short(medium); test sets are decoded 1-best at
-  the k-best decode's options+search rate;
+  plus a per-sentence part. The fixed part is the CPU of decoding one sentence with the feature set's
+  system (start-up, model loading, one sentence; k-best and lattice apart), counted on the rule's
+  ``threads`` cores since loading is single-threaded. The per-sentence CPU of a k-best and of a
+  lattice decode is measured on Medium here (every decode of the loops: its whole CPU less the fixed
+  part, per sentence) and carried to Small and Big by short decodes of the first
+  ``--factor-sentences`` dev sentences with each system (initial weights; the one-sentence decode's
+  CPU subtracted): cost(fs) = measured(medium) * short(fs) / short(medium). Test sets are decoded
+  1-best at the k-best decode's options+search rate (the decoder's own clocks);
 - ``first_sample``, ``tune_first``, ``tune`` (pool add + step), ``tune_lattice``: a small job's CPU
   (one ``smtlib bleu``, i.e. a Python start) per command plus a per-sentence cost measured per method
   and iteration; iterations beyond those measured are extrapolated from the measured ones (the notes
@@ -68,8 +71,10 @@ longest run's chain of jobs.
 
     python benchmarks/loop.py [--models DIR] [--methods kbmira mert] [--iterations N]
                               [--iterations-of lbmert=2 ...] [--dev N] [--parallel 2]
-                              [--rows EARLIER.tsv ...] [--out benchmarks/results/loop.tsv] [--label before]
+                              [--rows EARLIER.tsv ... [--legacy-sentences 1014]]
+                              [--out benchmarks/results/loop.tsv] [--label before]
 
+``--methods`` with no names measures nothing but the short decodes and estimates from ``--rows``.
 ``--out`` writes this run's rows (one per method, rule, iteration and stage, with the sentences
 measured); ``--rows`` adds rows written earlier by ``--out`` to the estimate (a method measured in
 this run replaces its rows from the files), so the k-best methods measured in one run and the lattice
@@ -457,11 +462,15 @@ def dev_data(work: pathlib.Path, limit: int | None) -> tuple[pathlib.Path, pathl
 
 def feature_set_factors(dirs: dict[str, pathlib.Path], src: pathlib.Path, cfg: dict, n: int,
                         work: pathlib.Path) -> dict[str, dict[str, float]]:
-    """Per feature set, on the first ``n`` dev sentences with its initial weights: loading CPU and
-    per-sentence CPU of a k-best decode (and its 1-best part, options + search) and of a lattice decode
-    (the workflow's lattice beam), and the number of dense features (the initial weights)."""
-    sample = work / "factor.src"
-    sample.write_text("".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:n]), encoding="utf-8")
+    """Per feature set, with its initial weights: a decode's fixed CPU (``load``, ``lattice_load``: the
+    whole CPU of decoding the first dev sentence, i.e. start-up, loading and one sentence) and its
+    per-sentence CPU (the first ``n`` sentences' CPU less that, per further sentence), k-best (and its
+    1-best part, options + search, from the decoder's clocks) and lattice (the workflow's beam); and the
+    number of dense features (the initial weights)."""
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    one, sample = work / "factor.one.src", work / "factor.src"
+    one.write_text(lines[0], encoding="utf-8")
+    sample.write_text("".join(lines[:n]), encoding="utf-8")
     out = {}
     for fs, model in dirs.items():
         init = work / f"init.{fs}.weights"
@@ -469,20 +478,24 @@ def feature_set_factors(dirs: dict[str, pathlib.Path], src: pathlib.Path, cfg: d
                         *cfg["tuning"]["init_ones"]], check=True, capture_output=True)
         dense = sum(1 for line in init.read_text(encoding="utf-8").splitlines() if line.strip()
                     and not line.startswith("#"))
-        base = ["smtlib", "decode", "--model", str(model), "--weights", str(init), "--input", str(sample),
-                "--jobs", "1", *decoder_options(cfg)]
-        kb = measure([*base, "--kbest", str(work / f"factor.{fs}.kbest.gz"), "--k", str(cfg["tuning"]["k"]),
-                      "--output", str(work / f"factor.{fs}.1best")], ROOT)
-        lat = measure([*base, "--lattice", str(work / f"factor.{fs}.lattice.gz"), "--lattice-beam",
-                       str(cfg["tuning"]["lattice_beam"]), "--output", str(work / f"factor.{fs}.lattice.1best")], ROOT)
+        base = ["smtlib", "decode", "--model", str(model), "--weights", str(init), "--jobs", "1", *decoder_options(cfg)]
+        kbest = ["--kbest", str(work / f"factor.{fs}.kbest.gz"), "--k", str(cfg["tuning"]["k"])]
+        lattice = ["--lattice", str(work / f"factor.{fs}.lattice.gz"), "--lattice-beam", str(cfg["tuning"]["lattice_beam"])]
+        cpu = {}
+        for kind, opts in (("kbest", kbest), ("lattice", lattice)):
+            for size, path in (("one", one), ("n", sample)):
+                cpu[kind, size] = measure([*base, "--input", str(path), *opts, "--output",
+                                           str(work / f"factor.{fs}.{kind}.1best")], ROOT)
         (work / f"factor.{fs}.lattice.gz").unlink(missing_ok=True)
-        ph, pl = decode_phases(kb.stderr, kb.cpu), decode_phases(lat.stderr, lat.cpu)
-        out[fs] = {"load": ph["load"], "kbest_per_sentence": sum(ph[s] for s in DECODE_PHASES) / n,
-                   "best_per_sentence": (ph["options"] + ph["search"]) / n, "lattice_load": pl["load"],
-                   "lattice_per_sentence": sum(pl[s] for s in DECODE_PHASES) / n, "dense": dense,
-                   "peak_mib": max(kb.peak_mib, lat.peak_mib)}
-        print(f"loop: {fs}: {dense} dense features, load {ph['load']:.1f} s, k-best "
-              f"{out[fs]['kbest_per_sentence'] * 1000:.1f} ms/sentence, lattice "
+        ph = decode_phases(cpu["kbest", "n"].stderr, cpu["kbest", "n"].cpu)
+        per = max(n - 1, 1)
+        out[fs] = {"load": cpu["kbest", "one"].cpu,
+                   "kbest_per_sentence": max(cpu["kbest", "n"].cpu - cpu["kbest", "one"].cpu, 0.0) / per,
+                   "best_per_sentence": (ph["options"] + ph["search"]) / n, "lattice_load": cpu["lattice", "one"].cpu,
+                   "lattice_per_sentence": max(cpu["lattice", "n"].cpu - cpu["lattice", "one"].cpu, 0.0) / per,
+                   "dense": dense, "peak_mib": max(m.peak_mib for m in cpu.values())}
+        print(f"loop: {fs}: {dense} dense features; k-best decode {out[fs]['load']:.1f} s + "
+              f"{out[fs]['kbest_per_sentence'] * 1000:.1f} ms/sentence, lattice {out[fs]['lattice_load']:.1f} s + "
               f"{out[fs]['lattice_per_sentence'] * 1000:.1f} ms/sentence", file=sys.stderr, flush=True)
     return out
 
@@ -504,9 +517,9 @@ def read_rows(path: pathlib.Path, legacy_sentences: int | None = None) -> list[d
     """Rows written by ``--out``, with the rule and sentences of every row.
 
     Rows of the earlier loop.py (k-best methods only; no rule, no sentences; a decode's writing
-    counted in its ``load``) are read when ``legacy_sentences`` gives their dev sentences: the rule
-    follows from method, iteration and stage as in :func:`kbest_iteration_commands`, and the rows are
-    marked ``legacy`` (:func:`split_legacy_load` moves their writing out of ``load``).
+    counted in its ``load``, which the estimate does not mind: it costs a decode's whole CPU) are read
+    when ``legacy_sentences`` gives their dev sentences: the rule follows from method, iteration and
+    stage as in :func:`kbest_iteration_commands`; the rows are marked ``legacy``.
     """
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t")
@@ -536,19 +549,6 @@ def read_rows(path: pathlib.Path, legacy_sentences: int | None = None) -> list[d
             row["sentences"] = int(r["sentences"])
         rows.append(row)
     return rows
-
-
-def split_legacy_load(rows: list[dict], load: float) -> list[dict]:
-    """Legacy rows with a decode's ``load`` split into ``load`` (at most ``load``, the Medium short
-    decode's) and ``write`` (the rest: formatting and compressing the k-best file)."""
-    out = []
-    for r in rows:
-        if r.get("legacy") and r["stage"] == "load":
-            out.append({**r, "cpu": min(r["cpu"], load)})
-            out.append({**r, "stage": "write", "cpu": max(r["cpu"] - load, 0.0)})
-        else:
-            out.append(r)
-    return out
 
 
 def combine_rows(measured: list[dict], earlier: list[dict]) -> tuple[list[dict], list[str]]:
@@ -705,17 +705,19 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
         raise ValueError("no measured scoring (smtlib bleu) in the rows")
     small_job = sum(scores) / len(scores)  # a Python start + a little work
 
-    def decode_rate(rules: tuple[str, ...], phases: tuple[str, ...] = DECODE_PHASES) -> float | None:
+    def decode_rate(rules: tuple[str, ...], phases: tuple[str, ...], fixed: float) -> float | None:
+        """CPU per sentence of the measured decodes of ``rules``: their ``phases`` less ``fixed`` each."""
         decodes = [r for r in rows if r["rule"] in rules and r["stage"] == "search"]
         if not decodes:
             return None
         cpu = sum(r["cpu"] for r in rows if r["rule"] in rules and r["stage"] in phases)
-        return cpu / sum(r["sentences"] for r in decodes)
+        return max(cpu - fixed * len(decodes), 0.0) / sum(r["sentences"] for r in decodes)
 
     medium = factors["medium"]
-    k_rate = decode_rate(("decode_first", "decode_dev"))
-    best_rate = decode_rate(("decode_first", "decode_dev"), ("options", "search"))
-    l_rate = decode_rate(("decode_dev_lattice",))
+    whole = ("load", *DECODE_PHASES)  # a decode command's whole CPU
+    k_rate = decode_rate(("decode_first", "decode_dev"), whole, medium["load"])
+    best_rate = decode_rate(("decode_first", "decode_dev"), ("options", "search"), 0.0)
+    l_rate = decode_rate(("decode_dev_lattice",), whole, medium["lattice_load"])
     if k_rate is None:
         raise ValueError("no measured k-best decode in the rows (the shared first decode always runs)")
     scale_k = k_rate / medium["kbest_per_sentence"]
@@ -727,8 +729,7 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
                          "weights is used")
     else:
         scale_l = l_rate / medium["lattice_per_sentence"]
-    loads = [r["cpu"] for r in rows if r["rule"] in ("decode_first", "decode_dev") and r["stage"] == "load"]
-    decode_load = sum(loads) / len(loads)
+    decode_load = medium["load"]  # a shard job's fixed part: start-up and loading, as a decode's
 
     planned_its: dict[str, int] = {}
     lattice_methods: set[str] = set()
@@ -858,8 +859,9 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
         incomplete.append(f"rule {rule} not costed")
     small = [r for r in KNOWN_SMALL if r in jobs]
     notes.append(f"small jobs ({small_job:.1f} s CPU each, one smtlib bleu): {', '.join(small)}")
-    notes.append("decodes: loading from a short decode of each system, holding the rule's threads; per "
-                 f"sentence: Medium measured under tuning (k-best {k_rate * 1000:.1f} ms, lattice "
+    notes.append("decodes: a fixed part (a one-sentence decode's CPU with each system, held on the rule's "
+                 "threads) + per sentence: Medium measured under tuning (each decode's CPU less the fixed part: "
+                 f"k-best {k_rate * 1000:.1f} ms, lattice "
                  + (f"{l_rate * 1000:.1f} ms" if l_rate is not None else "not measured")
                  + "), Small and Big by their short decodes' ratio to Medium's; test sets at the k-best "
                    "decode's options+search rate; k-best and lb-mira tune steps are Medium's on every feature set")
@@ -880,7 +882,8 @@ def iterations_of(values: list[str]) -> dict[str, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=pathlib.Path, default=ROOT / "resources" / "benchmarks" / "models")
-    ap.add_argument("--methods", nargs="+", default=["kbmira", "mert"])
+    ap.add_argument("--methods", nargs="*", default=["kbmira", "mert"],
+                    help="methods to measure (none: only the estimate from --rows and the short decodes)")
     ap.add_argument("--iterations", type=int, help="tuning iterations (default: the workflow's)")
     ap.add_argument("--iterations-of", nargs="+", default=[], metavar="METHOD=N",
                     help="fewer iterations for an expensive method (e.g. lbmert=2); the estimate extrapolates")
@@ -915,8 +918,10 @@ def main() -> None:
     subprocess.run(["smtlib", "data", "init-weights", "--model", str(dirs["medium"]), "--out", str(init),
                     "--ones", *cfg["tuning"]["init_ones"]], check=True, capture_output=True)
     data = Inputs(dirs["medium"], src, ref, ids, init, cfg, n_dev, work / "first")
+    if not args.methods and not earlier:
+        sys.exit("nothing to estimate from: give --methods to measure or --rows measured earlier")
     t0 = time.perf_counter()
-    rows = shared_first(data)
+    rows = shared_first(data) if args.methods else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.parallel) as ex:
         futures = [ex.submit(tuning_run, m, data, iterations[m], work) for m in args.methods]
         rows += [r for f in futures for r in f.result()]
@@ -925,32 +930,30 @@ def main() -> None:
     if args.out:
         write_rows(args.out, rows, args.label)
 
-    its = ", ".join(f"{m} {iterations[m]}" for m in args.methods)
-    print(f"\none tuning run per method: Medium fr-en, {n_dev} dev sentences, k={cfg['tuning']['k']}, "
-          f"lattice beam {cfg['tuning']['lattice_beam']}, iterations ({its}) +1 decode, {wall:.0f} s wall with "
-          f"{args.parallel} at once")
-    print(f"{'method':<8} " + " ".join(f"{s:>8}" for s in STAGES) + f" {'total':>8} {'peak MiB':>9} {'best dev':>9}")
-    for method in ["first", *args.methods]:
-        mine = [r for r in rows if r["method"] == method]
-        per = {s: sum(r["cpu"] for r in mine if r["stage"] == s) for s in STAGES}
-        best = f"{max(dev_bleus(work, method, iterations[method])):9.2f}" if method != "first" else f"{'':9}"
-        print(f"{method:<8} " + " ".join(f"{per[s]:8.1f}" for s in STAGES) + f" {sum(per.values()):8.1f}"
-              f" {max(r['peak_mib'] for r in mine):9.0f} {best}")
-    print("(CPU seconds per stage, summed over iterations; peak = largest child RSS; first = the shared first "
-          "decode and the pool of iteration 1, done once for all methods; mira: tune = its shard jobs, "
-          "merge = its mixing)")
-    for method in args.methods:
-        mine = [r for r in rows if r["method"] == method]
-        last = max(r["it"] for r in mine if r["stage"] in ("tune", "merge"))
-        one = {s: sum(r["cpu"] for r in mine if r["stage"] == s and r["it"] == last) for s in STAGES}
-        print(f"{method} iteration {last}: " + ", ".join(f"{s} {one[s]:.1f}" for s in STAGES))
+    if args.methods:
+        its = ", ".join(f"{m} {iterations[m]}" for m in args.methods)
+        print(f"\none tuning run per method: Medium fr-en, {n_dev} dev sentences, k={cfg['tuning']['k']}, "
+              f"lattice beam {cfg['tuning']['lattice_beam']}, iterations ({its}) +1 decode, {wall:.0f} s wall with "
+              f"{args.parallel} at once")
+        print(f"{'method':<8} " + " ".join(f"{s:>8}" for s in STAGES) + f" {'total':>8} {'peak MiB':>9} {'best dev':>9}")
+        for method in ["first", *args.methods]:
+            mine = [r for r in rows if r["method"] == method]
+            per = {s: sum(r["cpu"] for r in mine if r["stage"] == s) for s in STAGES}
+            best = f"{max(dev_bleus(work, method, iterations[method])):9.2f}" if method != "first" else f"{'':9}"
+            print(f"{method:<8} " + " ".join(f"{per[s]:8.1f}" for s in STAGES) + f" {sum(per.values()):8.1f}"
+                  f" {max(r['peak_mib'] for r in mine):9.0f} {best}")
+        print("(CPU seconds per stage, summed over iterations; peak = largest child RSS; first = the shared first "
+              "decode and the pool of iteration 1, done once for all methods; mira: tune = its shard jobs, "
+              "merge = its mixing)")
+        for method in args.methods:
+            mine = [r for r in rows if r["method"] == method]
+            last = max(r["it"] for r in mine if r["stage"] in ("tune", "merge"))
+            one = {s: sum(r["cpu"] for r in mine if r["stage"] == s and r["it"] == last) for s in STAGES}
+            print(f"{method} iteration {last}: " + ", ".join(f"{s} {one[s]:.1f}" for s in STAGES))
 
-    if any(r.get("legacy") for r in earlier):
-        earlier = split_legacy_load(earlier, factors["medium"]["load"])
     all_rows, notes = combine_rows(rows, earlier)
     if any(r.get("legacy") for r in earlier):
-        notes.append(f"--rows of an earlier loop.py read as {args.legacy_sentences} sentences each; their decodes' "
-                     f"loading beyond the Medium short decode's ({factors['medium']['load']:.1f} s) counted as writing")
+        notes.append(f"--rows of an earlier loop.py read as {args.legacy_sentences} dev sentences each")
     jobs = planned_jobs()
     build = dirs["big"] / "build.json"
     build_seconds = json.loads(build.read_text())["total_seconds"] if build.exists() else 0.0

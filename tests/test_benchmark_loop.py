@@ -41,7 +41,8 @@ def row(method, rule, it, stage, cpu, sentences=100):
 
 
 def decode(method, rule, it, per_sentence, sentences=100, load=2.0):
-    """A decode's rows: all of its per-sentence CPU in search, plus its loading and its scoring."""
+    """A decode's rows: its fixed part as loading (the Medium factor's), all of its per-sentence CPU in
+    search, and its scoring."""
     return [row(method, rule, it, "load", load, sentences), row(method, rule, it, "options", 0.0, sentences),
             row(method, rule, it, "search", per_sentence * sentences, sentences),
             row(method, rule, it, "kbest", 0.0, sentences), row(method, rule, it, "write", 0.0, sentences),
@@ -186,6 +187,3 @@ def test_rows_of_the_earlier_loop_py_are_read_with_their_sentences(loop, tmp_pat
         ("kbmira", 2, "load", "decode_dev"), ("kbmira", 2, "score", "decode_dev"),
         ("kbmira", 2, "merge", "tune"), ("kbmira", 2, "tune", "tune")]
     assert {r["sentences"] for r in rows} == {1014}
-    split = loop.split_legacy_load(rows, 2.0)
-    assert [(r["stage"], r["cpu"]) for r in split if r["rule"] == "decode_dev" and r["stage"] in ("load", "write")] \
-        == [("load", 2.0), ("write", 4.0)]
