@@ -35,7 +35,10 @@ options, search, k-best/lattice extraction), so the stages are
     which decode their sentences inside the tuner).
 
 The shared first decode is reported on its own line (``first``), not in the methods' sums. Expensive
-methods can be measured on fewer iterations (``--iterations-of lbmert=2``) and sentences (``--dev``).
+methods can be measured on fewer iterations (``--iterations-of lbmert=4``) and sentences (``--dev``).
+In a fresh clone numba compiles its on-disk cache on a kernel's first use and that CPU lands in the
+first command that uses it (e.g. the first ``smtlib kbest add`` or lb-mert step): measure in a tree
+whose caches are warm (run a tiny ``--dev 30 --iterations 2`` of the same methods first).
 
 **The Table 4 estimate** costs every job ``snakemake -n results/table4.tsv`` plans under the default
 configuration (so it follows the workflow as it is) from the measured rows, per rule (:func:`estimate`):
@@ -55,9 +58,10 @@ configuration (so it follows the workflow as it is) from the measured rows, per 
   say how for each method); k-best and lb-mira tune costs are Medium's on every feature set; lb-mert's
   on Small is Medium's times Small's share of dense features (its line searches per round are one per
   direction, the coordinate axes); both MERTs are not planned on Big (config ``not_applicable``);
-- ``mira_shard``: the feature set's model loading plus the shard's sentences at the measured
-  per-sentence CPU of the shard jobs (after their loading, taken as the Medium decode's), scaled to
-  Small and Big like a k-best decode; ``mira_mix``: its measured CPU;
+- ``mira_shard``: a fixed part (a one-sentence shard job's CPU on Medium, measured with the short
+  decodes; other feature sets: plus the difference of their one-sentence decodes) plus the shard's
+  sentences at the measured per-sentence CPU of the shard jobs (their CPU less that fixed part),
+  scaled to Small and Big like a k-best decode; ``mira_mix``: its measured CPU;
 - the known small jobs (data, init weights, best selection, summaries, the table) cost one small
   job each (listed in the notes); system building is taken from the Big model's ``build.json``;
   any other rule is costed as a small job **and reported loudly** (``UNKNOWN rule``), and the estimate
@@ -460,16 +464,19 @@ def dev_data(work: pathlib.Path, limit: int | None) -> tuple[pathlib.Path, pathl
     return out[0], out[1], ids
 
 
-def feature_set_factors(dirs: dict[str, pathlib.Path], src: pathlib.Path, cfg: dict, n: int,
+def feature_set_factors(dirs: dict[str, pathlib.Path], src: pathlib.Path, ref: pathlib.Path, cfg: dict, n: int,
                         work: pathlib.Path) -> dict[str, dict[str, float]]:
     """Per feature set, with its initial weights: a decode's fixed CPU (``load``, ``lattice_load``: the
     whole CPU of decoding the first dev sentence, i.e. start-up, loading and one sentence) and its
     per-sentence CPU (the first ``n`` sentences' CPU less that, per further sentence), k-best (and its
     1-best part, options + search, from the decoder's clocks) and lattice (the workflow's beam); and the
-    number of dense features (the initial weights)."""
+    number of dense features (the initial weights). With Medium also ``shard_load``: the CPU of an
+    online tuner's shard job (the first online method of ``methods``, its settings) on one sentence,
+    the fixed part of a shard job (start-up, loading, the tuner's set-up)."""
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
-    one, sample = work / "factor.one.src", work / "factor.src"
+    one, sample, one_ref = work / "factor.one.src", work / "factor.src", work / "factor.one.ref"
     one.write_text(lines[0], encoding="utf-8")
+    one_ref.write_text(ref.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
     sample.write_text("".join(lines[:n]), encoding="utf-8")
     out = {}
     for fs, model in dirs.items():
@@ -494,6 +501,12 @@ def feature_set_factors(dirs: dict[str, pathlib.Path], src: pathlib.Path, cfg: d
                    "best_per_sentence": (ph["options"] + ph["search"]) / n, "lattice_load": cpu["lattice", "one"].cpu,
                    "lattice_per_sentence": max(cpu["lattice", "n"].cpu - cpu["lattice", "one"].cpu, 0.0) / per,
                    "dense": dense, "peak_mib": max(m.peak_mib for m in cpu.values())}
+        online = [m for m in cfg["methods"] if loop_kind(m) == "online"]
+        if fs == "medium" and online:
+            out[fs]["shard_load"] = measure(
+                ["smtlib", "tune", online[0], "--model", str(model), "--source", str(one), "--refs", str(one_ref),
+                 "--init", str(init), "--shard", "0", "--out", str(work / "factor.shard.json"), "--seed", "1",
+                 *tune_settings(cfg, online[0]), *decoder_options(cfg), *bleu_options(cfg)], ROOT).cpu
         print(f"loop: {fs}: {dense} dense features; k-best decode {out[fs]['load']:.1f} s + "
               f"{out[fs]['kbest_per_sentence'] * 1000:.1f} ms/sentence, lattice {out[fs]['lattice_load']:.1f} s + "
               f"{out[fs]['lattice_per_sentence'] * 1000:.1f} ms/sentence", file=sys.stderr, flush=True)
@@ -703,7 +716,8 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
     scores = [r["cpu"] for r in rows if r["stage"] == "score"]
     if not scores:
         raise ValueError("no measured scoring (smtlib bleu) in the rows")
-    small_job = sum(scores) / len(scores)  # a Python start + a little work
+    small_job = sorted(scores)[len(scores) // 2]  # a Python start + a little work (the median: robust to a
+    # first call that compiles numba's cache)
 
     def decode_rate(rules: tuple[str, ...], phases: tuple[str, ...], fixed: float) -> float | None:
         """CPU per sentence of the measured decodes of ``rules``: their ``phases`` less ``fixed`` each."""
@@ -729,7 +743,8 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
                          "weights is used")
     else:
         scale_l = l_rate / medium["lattice_per_sentence"]
-    decode_load = medium["load"]  # a shard job's fixed part: start-up and loading, as a decode's
+    # a shard job's fixed part: a one-sentence shard job's CPU (else a one-sentence decode's)
+    shard_load = medium.get("shard_load", medium["load"])
 
     planned_its: dict[str, int] = {}
     lattice_methods: set[str] = set()
@@ -750,7 +765,7 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
         mine = [r for r in rows if r["method"] == method]
         sentences = {r["sentences"] for r in mine if r["rule"] in TUNE_RULES and r["rule"] != "mira_shard"}
         if method in online_methods and any(r["rule"] == "mira_shard" for r in mine):
-            shard_curves[method] = _shard_curve(rows, method, decode_load)
+            shard_curves[method] = _shard_curve(rows, method, shard_load)
             mixes = [r["cpu"] for r in mine if r["rule"] == "mira_mix"]
             mix_cost[method] = sum(mixes) / len(mixes) if mixes else small_job
             notes.append(_extrapolation_note(method, "shard jobs", shard_curves[method], planned_its[method], False,
@@ -827,7 +842,8 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
                 shards = len(jobs["mira_shard"]) / max(len(jobs.get("mira_mix", [])), 1)
                 curve = shard_curves.get(w["method"])
                 per = 0.0 if curve is None else extrapolate(curve, int(w["it"]), False)
-                cost = f["load"] + sentences(w) / shards * per * f["kbest_per_sentence"] / medium["kbest_per_sentence"]
+                cost = (f["load"] + shard_load - medium["load"]
+                        + sentences(w) / shards * per * f["kbest_per_sentence"] / medium["kbest_per_sentence"])
                 span_divisor = shards
             elif rule == "mira_mix":
                 cost = mix_cost.get(w["method"], 0.0)
@@ -926,7 +942,7 @@ def main() -> None:
         futures = [ex.submit(tuning_run, m, data, iterations[m], work) for m in args.methods]
         rows += [r for f in futures for r in f.result()]
     wall = time.perf_counter() - t0
-    factors = feature_set_factors(dirs, src, cfg, min(args.factor_sentences, n_dev), work)
+    factors = feature_set_factors(dirs, src, ref, cfg, min(args.factor_sentences, n_dev), work)
     if args.out:
         write_rows(args.out, rows, args.label)
 

@@ -123,14 +123,16 @@ def test_an_unmeasured_method_is_flagged_not_borrowed(loop):
 def test_online_mira_shards_and_mixing(loop):
     rows = base_rows()
     for it in (1, 2):
-        # 4 shards of 25 sentences: loading 2 s (the decode's) + 0.05 s per sentence; mixing 1.5 s
-        rows += [row("mira", "mira_shard", it, "tune", 2.0 + 0.05 * 25, 25) for _ in range(4)]
+        # 4 shards of 25 sentences: fixed 3 s (a one-sentence shard job) + 0.05 s per sentence; mixing 1.5 s
+        rows += [row("mira", "mira_shard", it, "tune", 3.0 + 0.05 * 25, 25) for _ in range(4)]
         rows.append(row("mira", "mira_mix", it, "merge", 1.5))
     jobs = plan(*[("mira_shard", run_wc("big", "mira", 9) + f", shard={k}") for k in range(4)],
                 ("mira_mix", run_wc("big", "mira", 9)), ("decode_dev", run_wc("medium", "mira", 3)))
-    est = loop.estimate(jobs, rows, FACTORS, 0.0, 1000, 1000, CFG)
-    # big: 4 s loading + 250 sentences x 0.05 x (Big's short decode / Medium's = 2), per shard
-    assert est.per_rule["mira_shard"] == pytest.approx(4 * (4 + 250 * 0.05 * 2))
+    factors = {**FACTORS, "medium": {**FACTORS["medium"], "shard_load": 3.0}}
+    est = loop.estimate(jobs, rows, factors, 0.0, 1000, 1000, CFG)
+    # big: 3 s fixed + (4 - 2) s more loading than Medium + 250 sentences x 0.05 x (Big's short decode /
+    # Medium's = 2), per shard
+    assert est.per_rule["mira_shard"] == pytest.approx(4 * (3 + 2 + 250 * 0.05 * 2))
     assert est.per_rule["mira_mix"] == pytest.approx(1.5)
     # decode_dev: 2 threads x 2 s + 1000 x 0.02 x (measured 0.04 / short 0.02) + a score
     assert est.per_rule["decode_dev"] == pytest.approx(4 + 40 + 1)
