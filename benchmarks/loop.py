@@ -696,7 +696,8 @@ def _extrapolation_note(method: str, what: str, curve: dict[int, float], planned
     last = curve[its[-1]]
     return (f"{method}: {measured}; {rest} extrapolated linearly from iterations {later[0]}..{later[-1]} "
             f"(+{slope / last if last else 0.0:.1%} of iteration {its[-1]}'s cost per iteration: the pool / "
-            f"aggregated paths grow)")
+            f"aggregated paths grow; fewer new ones join each iteration as the weights settle, so an upper "
+            f"bound if the cost per hypothesis / path stays the same)")
 
 
 def _ranges(its: list[int]) -> str:
