@@ -71,10 +71,12 @@ configuration (so it follows the workflow as it is) from the measured rows, per 
   says ``(incomplete: ... not measured)``: there is no fallback to another method's cost.
 
 Hours on C cores = core-hours / C (the runs are independent and pack well), but never less than the
-longest run's chain of jobs.
+longest run's chain of jobs. Not measured: the rules run decodes with ``--jobs {threads}`` (2
+processes; here 1, to have the decoder's phases: the estimate takes the same CPU, without the process
+pool's overhead), and ``decoder.backend: moses`` (this measures smtlib's decoder).
 
     python benchmarks/loop.py [--models DIR] [--methods kbmira mert] [--iterations N]
-                              [--iterations-of lbmert=2 ...] [--dev N] [--parallel 2]
+                              [--iterations-of lbmert=4 ...] [--dev N] [--parallel 2]
                               [--rows EARLIER.tsv ... [--legacy-sentences 1014]]
                               [--out benchmarks/results/loop.tsv] [--label before]
 
