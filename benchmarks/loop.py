@@ -772,7 +772,9 @@ def estimate(jobs: dict[str, list[str]], rows: list[dict], factors: dict[str, di
             mixes = [r["cpu"] for r in mine if r["rule"] == "mira_mix"]
             mix_cost[method] = sum(mixes) / len(mixes) if mixes else small_job
             notes.append(_extrapolation_note(method, "shard jobs", shard_curves[method], planned_its[method], False,
-                                             sentences))
+                                             sentences)
+                         + f"; a shard job's fixed part {shard_load:.1f} s ("
+                         + ("a one-sentence shard job)" if "shard_load" in medium else "a one-sentence decode's)"))
             continue
         curve = _curve(rows, method, ("tune_first", "tune", "tune_lattice"), small_job)
         later = {it: c for it, c in curve.items() if it >= 2 or method in lattice_methods}
