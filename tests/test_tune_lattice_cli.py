@@ -119,3 +119,22 @@ def test_mira_shards_and_mix_equal_the_one_process_run_and_repeat_bit_identicall
     assert r.returncode == 0, r.stderr
     state = json.loads((d / "mira.mstate.json").read_text())
     assert state["bg"]["0"] == results[0]["bg"]
+
+
+def test_mira_takes_the_decoders_search_options(setup, refs, cli):
+    """The workflow gives every decoding command the same search options (rules/common.smk decoder_options):
+    ``smtlib tune mira`` must take ``--search cube --pop-limit N`` and decode with them."""
+    d, _ = setup
+    common = ["--model", d / "model", "--source", d / "dev.fr", "--refs", refs, "--seed", "5", "--set", "shards=1",
+              "--stack-size", "20", "--tokenize", "none", "--init", d / "w0.txt", "--shard", "0"]
+    results = {}
+    for tag, search in (("stack", []), ("cube1", ["--search", "cube", "--pop-limit", "1"]),
+                        ("cube1b", ["--search", "cube", "--pop-limit", "1"])):
+        r = cli("tune", "mira", *common, *search, "--out", d / f"search.{tag}.json")
+        assert r.returncode == 0, r.stderr
+        results[tag] = json.loads((d / f"search.{tag}.json").read_text())["weights"]
+    assert results["cube1"] == results["cube1b"]
+    assert results["cube1"] != results["stack"]  # one pop per stack: a different search, different updates
+    r = cli("tune", "mira", *common, "--search", "cube", "--pop-limit", "0", "--out", d / "search.bad.json")
+    assert r.returncode == 2 and "--pop-limit" in r.stderr
+    assert not (d / "search.bad.json").exists()

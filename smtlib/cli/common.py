@@ -1,4 +1,5 @@
-"""Options and steps shared by several sub-commands: BLEU settings, the k-best dialect, --set, 1-best BLEU."""
+"""Options and steps shared by several sub-commands: BLEU settings, the decoder's search settings, the k-best
+dialect, --set, 1-best BLEU."""
 
 from __future__ import annotations
 
@@ -34,6 +35,35 @@ def add_bleu_options(parser: argparse.ArgumentParser) -> None:
 
 def bleu_settings(args: argparse.Namespace) -> BleuSettings:
     return BleuSettings(tokenize=args.tokenize, lowercase=args.lowercase, ref_length=args.ref_length)
+
+
+def add_search_options(parser, who: str = "") -> None:
+    """The decoder's search settings (``--stack-size --search --pop-limit --distortion-limit --table-limit``).
+
+    Every command that decodes (``smtlib decode``, ``smtlib tune mira``, ``smtlib sgd pass``) takes the
+    same five, so that the workflow's ``decoder_options()`` can be given to any of them. ``who``
+    prefixes the help texts (e.g. ``"mira: "``).
+    """
+    parser.add_argument("--stack-size", type=int, default=100,
+                        help=f"{who}histogram pruning limit, 0 = none (default 100)")
+    parser.add_argument("--search", choices=["stack", "cube"], default="stack",
+                        help=f"{who}stack: extend every hypothesis by every option (default); cube: cube pruning "
+                             "(Moses's -search-algorithm 1)")
+    parser.add_argument("--pop-limit", type=int, default=1000,
+                        help=f"{who}with --search cube, hypotheses popped per stack (default 1000)")
+    parser.add_argument("--distortion-limit", type=int, default=6, help=f"{who}maximum jump, -1 = none (default 6)")
+    parser.add_argument("--table-limit", type=int, default=20,
+                        help=f"{who}options per source phrase, 0 = all (default 20)")
+
+
+def search_options(args: argparse.Namespace) -> dict:
+    """The :class:`~smtlib.decoder.decoder.DecoderConfig` fields of :func:`add_search_options`, checked."""
+    if args.stack_size < 0 or args.table_limit < 0:
+        raise InputError("--stack-size and --table-limit must be >= 0")
+    if args.pop_limit < 1:
+        raise InputError(f"--pop-limit must be at least 1, got {args.pop_limit}")
+    return {"stack_size": args.stack_size, "distortion_limit": args.distortion_limit,
+            "table_limit": args.table_limit, "search": args.search, "pop_limit": args.pop_limit}
 
 
 def add_dialect_option(parser: argparse.ArgumentParser) -> None:

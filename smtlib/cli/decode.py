@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from smtlib.cli.common import add_search_options, search_options
 from smtlib.decoder.decoder import DecoderConfig
 
 
@@ -31,14 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep only lattice edges on paths within this model score of the 1-best, plus the "
                              "k-best paths (default 10; 0 = the whole search graph)")
     parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
-    parser.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit, 0 = none (default 100)")
-    parser.add_argument("--search", choices=["stack", "cube"], default="stack",
-                        help="stack: extend every hypothesis by every option (default); cube: cube pruning "
-                             "(Moses's -search-algorithm 1)")
-    parser.add_argument("--pop-limit", type=int, default=1000,
-                        help="with --search cube, hypotheses popped per stack (default 1000)")
-    parser.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
-    parser.add_argument("--table-limit", type=int, default=20, help="options per source phrase, 0 = all (default 20)")
+    add_search_options(parser)
     parser.add_argument("--nbest-factor", type=int, default=20,
                         help="examine at most k*factor derivations for k distinct translations (default 20)")
     parser.add_argument("--non-distinct", action="store_true", help="k-best over derivations, duplicates allowed")
@@ -60,14 +54,10 @@ def run(args: argparse.Namespace) -> int:
     args.model = model_directory(args.model)
     if args.k < 1:
         raise InputError(f"--k must be at least 1, got {args.k}")
-    if args.stack_size < 0 or args.table_limit < 0 or args.nbest_factor < 1 or args.lattice_beam < 0:
-        raise InputError("--stack-size, --table-limit and --lattice-beam must be >= 0, --nbest-factor >= 1")
-    if args.pop_limit < 1:
-        raise InputError(f"--pop-limit must be at least 1, got {args.pop_limit}")
-    config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
-                           table_limit=args.table_limit, k=args.k, distinct=not args.non_distinct,
-                           nbest_factor=args.nbest_factor, lattice_beam=args.lattice_beam, search=args.search,
-                           pop_limit=args.pop_limit)
+    if args.nbest_factor < 1 or args.lattice_beam < 0:
+        raise InputError("--lattice-beam must be >= 0, --nbest-factor >= 1")
+    config = DecoderConfig(**search_options(args), k=args.k, distinct=not args.non_distinct,
+                           nbest_factor=args.nbest_factor, lattice_beam=args.lattice_beam)
     output = args.output
     if output is None and args.kbest is None:
         output = "-"

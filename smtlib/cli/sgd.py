@@ -36,7 +36,7 @@ import sys
 import numpy as np
 
 from smtlib.bleu.references import read_references
-from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.cli.common import add_bleu_options, add_search_options, bleu_settings, search_options
 from smtlib.errors import InputError
 from smtlib.io import read_json, write_json
 from smtlib.system.modeldir import model_directory
@@ -99,11 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="test every pair against the weights the sentence was decoded with (decoded, cdec dtrain) "
                    "or against the weights after the previous pair (current, the pseudo-code)")
     p.add_argument("--k", type=int, default=100, help="k-best list size (default 100, distinct)")
-    p.add_argument("--stack-size", type=int, default=100, help="histogram pruning limit (default 100)")
-    p.add_argument("--search", choices=["stack", "cube"], default="stack")
-    p.add_argument("--pop-limit", type=int, default=1000, help="with --search cube, hypotheses popped per stack")
-    p.add_argument("--distortion-limit", type=int, default=6, help="maximum jump, -1 = none (default 6)")
-    p.add_argument("--table-limit", type=int, default=20, help="options per source phrase, 0 = all (default 20)")
+    add_search_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_bleu_options(p)
 
@@ -168,9 +164,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.k < 1:
             raise InputError("--k must be at least 1")
-        config = DecoderConfig(stack_size=args.stack_size, distortion_limit=args.distortion_limit,
-                               table_limit=args.table_limit, k=args.k, distinct=True, search=args.search,
-                               pop_limit=args.pop_limit)
+        config = DecoderConfig(**search_options(args), k=args.k, distinct=True)
         sources = read_lines(args.input, what="input", allow_empty=True)
         references = read_references(args.refs, source=args.input, source_lines=len(sources))
         from smtlib.system.modeldir import model_directory

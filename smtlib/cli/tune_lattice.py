@@ -34,7 +34,7 @@ import numpy as np
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import bleu_settings, parse_assignments
+from smtlib.cli.common import add_search_options, bleu_settings, parse_assignments, search_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.progress import command_progress
@@ -53,9 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--state", help="mira: the previous epoch's mixing state (JSON)")
     g.add_argument("--state-out", help="mira: write this epoch's mixing state (JSON)")
     g.add_argument("--mixed-out", help="mira: write the mixed weights the next epoch starts from")
-    g.add_argument("--stack-size", type=int, default=100, help="mira: decoder histogram pruning (default 100)")
-    g.add_argument("--distortion-limit", type=int, default=6, help="mira: decoder distortion limit (default 6)")
-    g.add_argument("--table-limit", type=int, default=20, help="mira: options per source phrase (default 20)")
+    add_search_options(g, who="mira: decoder ")
 
 
 def _info(args: argparse.Namespace, data: dict) -> None:
@@ -144,7 +142,7 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
     sources = read_lines(args.source, what="source", allow_empty=True)
     init = read_weights(args.init)
     previous = read_json(args.state, "mira state") if args.state else None
-    options = {"stack_size": args.stack_size, "distortion_limit": args.distortion_limit, "table_limit": args.table_limit}
+    options = search_options(args)
     settings = bleu_settings(args)
     if args.shard is not None:
         bg = previous["bg"].get(str(args.shard)) if previous else None
