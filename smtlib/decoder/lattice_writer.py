@@ -1,0 +1,289 @@
+"""Writing lattice blocks (:mod:`smtlib.decoder.lattice`'s text format) with a compiled kernel.
+
+Unpruned lattices have millions of edges (Multi30k dev, Medium: ~8,000 per sentence, ~13 dense
+values each), and formatting their values one by one in Python made most of a lattice decode.
+:func:`lattice_block` gives exactly the bytes of the Python formatter it replaces, per edge::
+
+    f"{tail} {head} ||| {' '.join(words)} ||| {' '.join(_fmt(v) for v in dense)} ||| {sparse}\\n"
+
+with ``_fmt(v) = "0" if v == 0.0 else format(v, ".9g")`` (so ``-0.0`` is ``0``) and ``sparse`` the
+``name=_fmt(value)`` pairs in the dict's order:
+
+* the dense values are formatted by :func:`_g9_digits_nb` + :func:`_block_nb`. ``format(v, ".9g")``
+  is ``v`` correctly rounded (half to even, on the exact binary value) to 9 significant digits
+  ``d`` (``10^8 <= d < 10^9``) times ``10^(x-8)``, printed in fixed notation when
+  ``-4 <= x < 9`` and as ``d.ddddddddde±XX`` otherwise, trailing zeros dropped. The kernel scales
+  ``|v|`` by an exactly representable power of ten (``10^p``, ``|p| <= 22``: one correctly
+  rounded multiplication or division, as in Clinger's fast path), so the scaled value is within
+  half an ulp (< 1.2e-7 below 10^9) of the exact one, and rounds it to the nearest integer. That is
+  ``d`` unless a half-integer lies within that error, so values whose scaled fraction is within
+  1e-6 of .5 (true ties among them), and values needing ``|p| > 22`` (``|v|`` above ~1e30 or below
+  ~1e-14), are marked and formatted by Python's ``format`` instead; on decoder lattices that is about
+  one value in 10^5.
+* the words and sparse fields repeat across edges (one phrase per translation option, one sparse
+  dict per phrase-table entry): each distinct one is formatted once in Python, and edges refer to it
+  by index. A lattice whose ``words`` / ``sparse`` are :class:`~smtlib.decoder.lattice.IndexedValues`
+  (the decoder builds them so) carries those indices; for plain lists they are found here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numba
+import numpy as np
+
+from smtlib.decoder.lattice import IndexedValues, _fmt
+
+if TYPE_CHECKING:
+    from smtlib.decoder.lattice import Lattice
+
+#: 10^0 .. 10^22, every one exactly representable (10^22 < 2^53 * 2^22 and 5^22 < 2^53)
+_POW10 = np.array([float(10**i) for i in range(23)], dtype=np.float64)
+#: a scaled value whose fraction is within this of .5 may round either way: formatted by Python
+_TIE_MARGIN = 1e-6
+_ZERO = 0  #: ``digits`` of a value written ``0``
+_FALLBACK = -1  #: ``digits`` of a value formatted by Python
+
+
+@numba.njit(cache=True)
+def _scaled(a, x, pow10):
+    """``a * 10^(8-x)`` in one correctly rounded operation, or -1.0 if ``|8-x| > 22``."""
+    p = 8 - x
+    if 0 <= p <= 22:
+        return a * pow10[p]
+    if -22 <= p < 0:
+        return a / pow10[-p]
+    return -1.0
+
+
+@numba.njit(cache=True)
+def _g9_digits_nb(values, pow10, margin):
+    """9 significant digits and decimal exponent of every value (``digits[i] * 10^(exps[i]-8)``).
+
+    ``digits`` is 0 for a zero (``-0.0`` too) and -1 where the kernel cannot be sure of the correct
+    rounding (see the module docstring): those values are left to Python.
+    """
+    n = values.shape[0]
+    digits = np.empty(n, dtype=np.int64)
+    exps = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        v = values[i]
+        if v == 0.0:
+            digits[i] = 0
+            continue
+        a = abs(v)
+        x = int(np.floor(np.log10(a)))
+        s = _scaled(a, x, pow10)
+        if 0.0 <= s < 1e8:  # log10 rounded up across a power of ten
+            x -= 1
+            s = _scaled(a, x, pow10)
+        elif s >= 1e9:
+            x += 1
+            s = _scaled(a, x, pow10)
+        if not 1e8 <= s < 1e9:
+            digits[i] = -1
+            continue
+        d = np.floor(s)
+        frac = s - d  # exact: s and d are multiples of s's ulp
+        if abs(frac - 0.5) < margin:
+            digits[i] = -1
+            continue
+        di = np.int64(d) + (1 if frac > 0.5 else 0)
+        if di == 1000000000:
+            di = 100000000
+            x += 1
+        digits[i] = di
+        exps[i] = x
+    return digits, exps
+
+
+@numba.njit(cache=True)
+def _put_int(buf, pos, n):
+    """Write the non-negative integer ``n`` at ``buf[pos:]``; the new position."""
+    if n == 0:
+        buf[pos] = 48
+        return pos + 1
+    start = pos
+    while n > 0:
+        buf[pos] = 48 + n % 10
+        n //= 10
+        pos += 1
+    buf[start:pos] = buf[start:pos][::-1].copy()
+    return pos
+
+
+@numba.njit(cache=True)
+def _put_g9(buf, pos, neg, d, x):
+    """Write ``format(v, ".9g")`` of ``v = ±d * 10^(x-8)`` (``d`` 9 digits, already rounded)."""
+    dig = np.empty(9, dtype=np.uint8)
+    for j in range(8, -1, -1):
+        dig[j] = 48 + d % 10
+        d //= 10
+    nd = 9
+    while nd > 1 and dig[nd - 1] == 48:
+        nd -= 1
+    if neg:
+        buf[pos] = 45  # '-'
+        pos += 1
+    if -4 <= x < 9:
+        if x >= 0:
+            for j in range(x + 1):
+                buf[pos] = dig[j] if j < nd else 48
+                pos += 1
+            if nd > x + 1:
+                buf[pos] = 46  # '.'
+                pos += 1
+                for j in range(x + 1, nd):
+                    buf[pos] = dig[j]
+                    pos += 1
+        else:
+            buf[pos] = 48
+            buf[pos + 1] = 46
+            pos += 2
+            for _ in range(-x - 1):
+                buf[pos] = 48
+                pos += 1
+            for j in range(nd):
+                buf[pos] = dig[j]
+                pos += 1
+        return pos
+    buf[pos] = dig[0]
+    pos += 1
+    if nd > 1:
+        buf[pos] = 46
+        pos += 1
+        for j in range(1, nd):
+            buf[pos] = dig[j]
+            pos += 1
+    buf[pos] = 101  # 'e'
+    buf[pos + 1] = 45 if x < 0 else 43  # '-' / '+'
+    pos += 2
+    ax = -x if x < 0 else x
+    if ax < 10:
+        buf[pos] = 48
+        pos += 1
+    return _put_int(buf, pos, ax)
+
+
+@numba.njit(cache=True)
+def _put_bytes(buf, pos, table, off, i):
+    """Write entry ``i`` of a byte table (``table[off[i]:off[i+1]]``)."""
+    for j in range(off[i], off[i + 1]):
+        buf[pos] = table[j]
+        pos += 1
+    return pos
+
+
+@numba.njit(cache=True)
+def _block_nb(tails, heads, values, digits, exps, fallback, phrase_ids, phrases, sparse_ids, sparse, n_dense):
+    """The edge lines of one block as bytes (see the module docstring).
+
+    ``values``/``digits``/``exps`` are the dense matrix row by row and :func:`_g9_digits_nb`'s
+    result; ``fallback``, ``phrases`` and ``sparse`` are ``(bytes, offsets)`` tables: the
+    Python-formatted values (in the order they occur), the distinct word fields and the distinct
+    sparse fields, indexed per edge by ``phrase_ids`` and ``sparse_ids``.
+    """
+    fb, fb_off = fallback
+    ph, ph_off = phrases
+    sp, sp_off = sparse
+    n_edges = tails.shape[0]
+    size = 0
+    for e in range(n_edges):  # an upper bound: two 19-digit ints, 16 bytes per value, the fields
+        size += 2 * 20 + 15 + n_dense * 17
+        size += ph_off[phrase_ids[e] + 1] - ph_off[phrase_ids[e]] + sp_off[sparse_ids[e] + 1] - sp_off[sparse_ids[e]]
+    size += fb_off[-1]
+    buf = np.empty(size, dtype=np.uint8)
+    pos = 0
+    k = 0
+    next_fb = 0
+    for e in range(n_edges):
+        pos = _put_int(buf, pos, tails[e])
+        buf[pos] = 32
+        pos = _put_int(buf, pos + 1, heads[e])
+        for c in (32, 124, 124, 124, 32):  # ' ||| '
+            buf[pos] = c
+            pos += 1
+        pos = _put_bytes(buf, pos, ph, ph_off, phrase_ids[e])
+        for c in (32, 124, 124, 124, 32):
+            buf[pos] = c
+            pos += 1
+        for j in range(n_dense):
+            if j:
+                buf[pos] = 32
+                pos += 1
+            d = digits[k]
+            if d == 0:
+                buf[pos] = 48
+                pos += 1
+            elif d < 0:
+                pos = _put_bytes(buf, pos, fb, fb_off, next_fb)
+                next_fb += 1
+            else:
+                pos = _put_g9(buf, pos, values[k] < 0.0, d, exps[k])
+            k += 1
+        for c in (32, 124, 124, 124, 32):
+            buf[pos] = c
+            pos += 1
+        pos = _put_bytes(buf, pos, sp, sp_off, sparse_ids[e])
+        buf[pos] = 10
+        pos += 1
+    return buf[:pos]
+
+
+def _table(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as one UTF-8 byte array and offsets."""
+    encoded = [t.encode("utf-8") for t in texts]
+    off = np.zeros(len(encoded) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(b) for b in encoded])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), off
+
+
+def _indexed(seq) -> tuple[np.ndarray, list]:
+    """Per item the index of its distinct value, and the distinct values (an IndexedValues as is)."""
+    if isinstance(seq, IndexedValues):
+        return np.asarray(seq.ids, dtype=np.int64), list(seq.values)
+    index: dict = {}
+    values: list = []
+    ids = np.empty(len(seq), dtype=np.int64)
+    for e, item in enumerate(seq):
+        key = tuple(item.items()) if isinstance(item, dict) else tuple(item)
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(values)
+            values.append(item)
+        ids[e] = i
+    return ids, values
+
+
+def format_dense(values: np.ndarray) -> list[str]:
+    """The kernel's text of every value (:func:`smtlib.decoder.lattice._fmt`'s); for tests and checks."""
+    values = np.asarray(values, dtype=np.float64).reshape(1, -1)
+    zero = np.zeros(1, np.int64)
+    line = _block_bytes(zero, zero + 1, values, zero, [""], zero, [""])
+    return line.split(b" ||| ")[2].decode("ascii").split(" ")
+
+
+def _block_bytes(tails, heads, dense, phrase_ids, phrase_texts, sparse_ids, sparse_texts) -> bytes:
+    dense = np.ascontiguousarray(dense, dtype=np.float64)
+    flat = dense.reshape(-1)
+    digits, exps = _g9_digits_nb(flat, _POW10, _TIE_MARGIN)
+    fallback = [format(v, ".9g") for v in flat[digits < 0].tolist()]
+    out = _block_nb(np.asarray(tails, dtype=np.int64), np.asarray(heads, dtype=np.int64), flat, digits, exps,
+                    _table(fallback), np.asarray(phrase_ids, dtype=np.int64), _table(phrase_texts),
+                    np.asarray(sparse_ids, dtype=np.int64), _table(sparse_texts), dense.shape[1])
+    return out.tobytes()
+
+
+def lattice_block(lat: Lattice) -> bytes:
+    """One sentence block (``SENTENCE ...`` line and edge lines) as UTF-8 bytes.
+
+    Byte-identical to formatting every value with :func:`smtlib.decoder.lattice._fmt` (the module
+    docstring says how).
+    """
+    phrase_ids, phrases = _indexed(lat.words)
+    sparse_ids, sparses = _indexed(lat.sparse)
+    head = f"SENTENCE {lat.sent_id} NODES {lat.n_nodes} EDGES {lat.n_edges}\n".encode()
+    dense = np.asarray(lat.dense, dtype=np.float64).reshape(lat.n_edges, -1)
+    return head + _block_bytes(lat.tails, lat.heads, dense, phrase_ids, [" ".join(p) for p in phrases], sparse_ids,
+                               [" ".join(f"{k}={_fmt(v)}" for k, v in sp.items()) for sp in sparses])
