@@ -579,10 +579,13 @@ class Decoder:
             tails, heads = new_node[edges.tails[keep]], new_node[edges.heads[keep]]
         opts, opt_ids = np.unique(edges.opt[keep], return_inverse=True)
         phrases = [self._option_phrase(edges, o) for o in opts.tolist()]
-        entries, entry_ids = np.unique(edges.ent[keep], return_inverse=True)
-        sparse = [self._entry_sparse(edges, entry) for entry in entries.tolist()]
+        if len(self.model.sparse_names):
+            entries, entry_ids = np.unique(edges.ent[keep], return_inverse=True)
+            sparse = IndexedValues(entry_ids.reshape(-1), [self._entry_sparse(edges, e) for e in entries.tolist()])
+        else:
+            sparse = IndexedValues(np.zeros(len(keep), dtype=np.int64), [{}])
         return Lattice(sent_id, n_nodes, tails, heads, IndexedValues(opt_ids.reshape(-1), phrases), edges.dense[keep],
-                       IndexedValues(entry_ids.reshape(-1), sparse), list(self.model.layout.names))
+                       sparse, list(self.model.layout.names))
 
     def _sparse(self, entry: int) -> dict[str, float]:
         if entry < 0:

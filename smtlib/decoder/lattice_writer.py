@@ -99,71 +99,75 @@ def _g9_digits_nb(values, pow10, margin):
 
 
 @numba.njit(cache=True)
+def _put_digits(buf, pos, n, count):
+    """Write the last ``count`` decimal digits of ``n >= 0`` at ``buf[pos:]``; the new position."""
+    for j in range(count - 1, -1, -1):
+        buf[pos + j] = 48 + n % 10
+        n //= 10
+    return pos + count
+
+
+@numba.njit(cache=True)
 def _put_int(buf, pos, n):
     """Write the non-negative integer ``n`` at ``buf[pos:]``; the new position."""
-    if n == 0:
-        buf[pos] = 48
-        return pos + 1
-    start = pos
-    while n > 0:
-        buf[pos] = 48 + n % 10
-        n //= 10
-        pos += 1
-    buf[start:pos] = buf[start:pos][::-1].copy()
-    return pos
+    count = 1
+    m = n // 10
+    while m > 0:
+        count += 1
+        m //= 10
+    return _put_digits(buf, pos, n, count)
 
 
 @numba.njit(cache=True)
 def _put_g9(buf, pos, neg, d, x):
     """Write ``format(v, ".9g")`` of ``v = ±d * 10^(x-8)`` (``d`` 9 digits, already rounded)."""
-    dig = np.empty(9, dtype=np.uint8)
-    for j in range(8, -1, -1):
-        dig[j] = 48 + d % 10
+    nd = 9  # significant digits once trailing zeros are dropped
+    while d % 10 == 0:
         d //= 10
-    nd = 9
-    while nd > 1 and dig[nd - 1] == 48:
         nd -= 1
     if neg:
         buf[pos] = 45  # '-'
         pos += 1
-    if -4 <= x < 9:
-        if x >= 0:
-            for j in range(x + 1):
-                buf[pos] = dig[j] if j < nd else 48
-                pos += 1
-            if nd > x + 1:
-                buf[pos] = 46  # '.'
-                pos += 1
-                for j in range(x + 1, nd):
-                    buf[pos] = dig[j]
-                    pos += 1
-        else:
-            buf[pos] = 48
-            buf[pos + 1] = 46
-            pos += 2
-            for _ in range(-x - 1):
+    if 0 <= x < 9:  # ddd or ddd.ddd
+        if nd <= x + 1:
+            pos = _put_digits(buf, pos, d, nd)
+            for _ in range(x + 1 - nd):
                 buf[pos] = 48
                 pos += 1
-            for j in range(nd):
-                buf[pos] = dig[j]
-                pos += 1
-        return pos
-    buf[pos] = dig[0]
-    pos += 1
-    if nd > 1:
-        buf[pos] = 46
-        pos += 1
-        for j in range(1, nd):
-            buf[pos] = dig[j]
+            return pos
+        frac = nd - x - 1
+        _put_digits(buf, pos + x + 2, d, frac)
+        _put_digits(buf, pos, d // _ipow10(frac), x + 1)
+        buf[pos + x + 1] = 46  # '.'
+        return pos + nd + 1
+    if -4 <= x < 0:  # 0.000ddd
+        buf[pos] = 48
+        buf[pos + 1] = 46
+        pos += 2
+        for _ in range(-x - 1):
+            buf[pos] = 48
             pos += 1
+        return _put_digits(buf, pos, d, nd)
+    if nd > 1:  # d.ddde+XX
+        _put_digits(buf, pos + 2, d, nd - 1)
+        buf[pos] = 48 + d // _ipow10(nd - 1)
+        buf[pos + 1] = 46
+        pos += nd + 1
+    else:
+        buf[pos] = 48 + d
+        pos += 1
     buf[pos] = 101  # 'e'
     buf[pos + 1] = 45 if x < 0 else 43  # '-' / '+'
-    pos += 2
     ax = -x if x < 0 else x
-    if ax < 10:
-        buf[pos] = 48
-        pos += 1
-    return _put_int(buf, pos, ax)
+    return _put_digits(buf, pos + 2, ax, 2 if ax < 100 else 3)
+
+
+@numba.njit(cache=True)
+def _ipow10(k):
+    p = 1
+    for _ in range(k):
+        p *= 10
+    return p
 
 
 @numba.njit(cache=True)
