@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import math
+
 import numba
 import numpy as np
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 _POW10 = np.array([float(10**i) for i in range(23)], dtype=np.float64)
 #: a scaled value whose fraction is within this of .5 may round either way: formatted by Python
 _TIE_MARGIN = 1e-6
+_LOG10_2 = math.log10(2.0)
 _ZERO = 0  #: ``digits`` of a value written ``0``
 _FALLBACK = -1  #: ``digits`` of a value formatted by Python
 
@@ -73,9 +76,10 @@ def _g9_digits_nb(values, pow10, margin):
             digits[i] = 0
             continue
         a = abs(v)
-        x = int(np.floor(np.log10(a)))
+        # x = floor(log10(a)), from the binary exponent (a guess, corrected below when off by one)
+        x = int(np.floor((math.frexp(a)[1] - 1) * _LOG10_2))
         s = _scaled(a, x, pow10)
-        if 0.0 <= s < 1e8:  # log10 rounded up across a power of ten
+        if 0.0 <= s < 1e8:  # (not reached with the binary-exponent guess, which is at most 1 too low)
             x -= 1
             s = _scaled(a, x, pow10)
         elif s >= 1e9:
