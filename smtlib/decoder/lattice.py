@@ -32,9 +32,13 @@ within ``B`` of the 1-best (under the decoding weights) are written, together wi
 the k-best paths, so the 1-best and the k-best list are still paths
 (:func:`smtlib.decoder.lattice_paths.beam_prune_nb`).
 
-Here: the :class:`Lattice` and the file format, :func:`read_lattices` / :func:`iter_lattices` /
-:func:`write_lattice`. Paths through a lattice (Viterbi, k-best, beam pruning, the upper envelope):
-:mod:`smtlib.decoder.lattice_paths`.
+Here: the :class:`Lattice` and the file format, :func:`read_lattices` / :func:`iter_lattices` (a
+checking reader; the tuners read whole files with the compiled
+:func:`smtlib.decoder.lattice_reader.read_lattice_set`) / :func:`write_lattice`. The values are
+written as :func:`_fmt` gives them (``0`` for zeros, else 9 significant digits, ``format(v, ".9g")``)
+by the compiled writer :func:`smtlib.decoder.lattice_writer.lattice_block`, which gives exactly
+those bytes (its module docstring says how). Paths through a lattice (Viterbi, k-best, beam pruning,
+the upper envelope): :mod:`smtlib.decoder.lattice_paths`.
 """
 
 from __future__ import annotations
@@ -163,6 +167,7 @@ class Lattice:
 
 # ---------------------------------------------------------------------------------------- I/O
 def _fmt(v: float) -> str:
+    """A value as the lattice format writes it: ``0`` for zeros (``-0.0`` too), else ``.9g``."""
     if v == 0.0:
         return "0"
     return f"{v:.9g}"
