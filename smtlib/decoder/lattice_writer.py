@@ -184,27 +184,83 @@ def _put_bytes(buf, pos, table, off, i):
 
 
 @numba.njit(cache=True)
-def _block_nb(tails, heads, values, digits, exps, fallback, phrase_ids, phrases, sparse_ids, sparse, n_dense):
+def _distinct_nb(values):
+    """The distinct values of ``values`` (by bit pattern), in order of first occurrence, and per
+    value the index of its distinct value (an open-addressing hash table)."""
+    n = values.shape[0]
+    bits = values.view(np.int64)
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    mask = cap - 1
+    table = np.full(cap, -1, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        b = bits[i]
+        h = np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)
+        slot = np.int64(h ^ (h >> np.uint64(29))) & mask
+        while True:
+            t = table[slot]
+            if t < 0:
+                table[slot] = m
+                first[m] = i
+                ids[i] = m
+                m += 1
+                break
+            if bits[first[t]] == b:
+                ids[i] = t
+                break
+            slot = (slot + 1) & mask
+    return ids, values[first[:m]]
+
+
+@numba.njit(cache=True)
+def _value_texts_nb(values, digits, exps, fallback):
+    """The text of every value, as ``(n, 16)`` bytes (zero padded: the longest ``.9g`` text,
+    ``-d.dddddddde-XXX``, has 16) and lengths, from
+    :func:`_g9_digits_nb`'s result; ``fallback`` holds the Python-formatted ones (``digits < 0``),
+    in order, as a ``(bytes, offsets)`` table."""
+    fb, fb_off = fallback
+    n = values.shape[0]
+    texts = np.zeros((n, 16), dtype=np.uint8)
+    lengths = np.empty(n, dtype=np.int64)
+    next_fb = 0
+    for i in range(n):
+        d = digits[i]
+        if d == 0:
+            texts[i, 0] = 48
+            lengths[i] = 1
+        elif d < 0:
+            lengths[i] = _put_bytes(texts[i], 0, fb, fb_off, next_fb)
+            next_fb += 1
+        else:
+            lengths[i] = _put_g9(texts[i], 0, values[i] < 0.0, d, exps[i])
+    return texts, lengths
+
+
+@numba.njit(cache=True)
+def _block_nb(tails, heads, value_ids, texts, phrase_ids, phrases, sparse_ids, sparse):
     """The edge lines of one block as bytes (see the module docstring).
 
-    ``values``/``digits``/``exps`` are the dense matrix row by row and :func:`_g9_digits_nb`'s
-    result; ``fallback``, ``phrases`` and ``sparse`` are ``(bytes, offsets)`` tables: the
-    Python-formatted values (in the order they occur), the distinct word fields and the distinct
-    sparse fields, indexed per edge by ``phrase_ids`` and ``sparse_ids``.
+    ``texts`` is :func:`_value_texts_nb`'s table of the distinct values (each copied as 16 bytes, the
+    position then advanced by its length: one fixed-size move per value), ``phrases`` and ``sparse``
+    are ``(bytes, offsets)`` tables of the distinct word and sparse fields; ``value_ids`` (the dense
+    matrix row by row, ``n_edges * n_dense``), ``phrase_ids`` and ``sparse_ids`` index them.
     """
-    fb, fb_off = fallback
+    tx, tx_len = texts
     ph, ph_off = phrases
     sp, sp_off = sparse
     n_edges = tails.shape[0]
-    size = 0
+    n_dense = value_ids.shape[0] // n_edges if n_edges else 0
+    size = 16  # room for the last value's 16-byte move
     for e in range(n_edges):  # an upper bound: two 19-digit ints, 16 bytes per value, the fields
         size += 2 * 20 + 15 + n_dense * 17
         size += ph_off[phrase_ids[e] + 1] - ph_off[phrase_ids[e]] + sp_off[sparse_ids[e] + 1] - sp_off[sparse_ids[e]]
-    size += fb_off[-1]
     buf = np.empty(size, dtype=np.uint8)
     pos = 0
     k = 0
-    next_fb = 0
     for e in range(n_edges):
         pos = _put_int(buf, pos, tails[e])
         buf[pos] = 32
@@ -220,15 +276,10 @@ def _block_nb(tails, heads, values, digits, exps, fallback, phrase_ids, phrases,
             if j:
                 buf[pos] = 32
                 pos += 1
-            d = digits[k]
-            if d == 0:
-                buf[pos] = 48
-                pos += 1
-            elif d < 0:
-                pos = _put_bytes(buf, pos, fb, fb_off, next_fb)
-                next_fb += 1
-            else:
-                pos = _put_g9(buf, pos, values[k] < 0.0, d, exps[k])
+            v = value_ids[k]
+            for q in range(16):
+                buf[pos + q] = tx[v, q]
+            pos += tx_len[v]
             k += 1
         for c in (32, 124, 124, 124, 32):
             buf[pos] = c
@@ -273,13 +324,16 @@ def format_dense(values: np.ndarray) -> list[str]:
 
 
 def _block_bytes(tails, heads, dense, phrase_ids, phrase_texts, sparse_ids, sparse_texts) -> bytes:
-    dense = np.ascontiguousarray(dense, dtype=np.float64)
-    flat = dense.reshape(-1)
-    digits, exps = _g9_digits_nb(flat, _POW10, _TIE_MARGIN)
-    fallback = [format(v, ".9g") for v in flat[digits < 0].tolist()]
-    out = _block_nb(np.asarray(tails, dtype=np.int64), np.asarray(heads, dtype=np.int64), flat, digits, exps,
-                    _table(fallback), np.asarray(phrase_ids, dtype=np.int64), _table(phrase_texts),
-                    np.asarray(sparse_ids, dtype=np.int64), _table(sparse_texts), dense.shape[1])
+    """The edge lines: each distinct dense value formatted once (compiled; the unsure ones by
+    Python), then the lines assembled from the tables."""
+    flat = np.ascontiguousarray(dense, dtype=np.float64).reshape(-1)
+    value_ids, distinct = _distinct_nb(flat)
+    digits, exps = _g9_digits_nb(distinct, _POW10, _TIE_MARGIN)
+    fallback = [format(v, ".9g") for v in distinct[digits < 0].tolist()]
+    texts = _value_texts_nb(distinct, digits, exps, _table(fallback))
+    out = _block_nb(np.asarray(tails, dtype=np.int64), np.asarray(heads, dtype=np.int64), value_ids, texts,
+                    np.asarray(phrase_ids, dtype=np.int64), _table(phrase_texts),
+                    np.asarray(sparse_ids, dtype=np.int64), _table(sparse_texts))
     return out.tobytes()
 
 
