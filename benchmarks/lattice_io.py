@@ -18,11 +18,14 @@ the lattice with both readers.
 
 Last line: ``lattice_decode_cpu_seconds: S`` (this tree's mean).
 
-Measured 2026-11-23, 21:10-21:30 UTC (2 cores shared with other jobs, load average 4-6; the
+Measured 2026-11-23, 21:10-21:40 UTC (2 cores shared with other jobs, load average 4-6; the
 lead's 200-sentence baseline on an idle machine: 14.8 s), Medium, 200 sentences (1.59M edges,
-298 MB of text, 41.7 MB gzip): the decode 15.9 / 16.9 s -> 7.6 / 7.5 s CPU (two pairs) with the
-compiled writer (:mod:`smtlib.decoder.lattice_writer`), outputs byte-identical; all 1,014 sentences
-76.1 -> 38.3 s CPU. ``read_lattice_set`` of the 200-sentence file: 2.9 s reading + 0.7 s ``build()``.
+298 MB of text, 41.7 MB gzip), this script with ``--baseline`` = main at f38fef1: the decode
+15.32 / 16.87 s -> 6.98 / 7.45 s CPU with the compiled writer (:mod:`smtlib.decoder.lattice_writer`),
+lattice, k-best and 1-best files byte-identical; all 1,014 sentences (8.07M edges) 76.1 -> 32.6 s
+CPU, identical. ``read_lattice_set`` of the 200-sentence file: 3.2 s reading + 0.75 s ``build()``
+(unchanged: decompression ~0.45 s, chunk assembly ~0.35 s, the line scan ~0.5 s, number parsing
+~1.1 s, building the set ~0.7 s).
 """
 
 from __future__ import annotations
