@@ -147,3 +147,11 @@ def test_write_lattice_writes_text(toy_decode, tmp_path):
         for lat in lats:
             write_lattice(out, lat)
     assert path.read_bytes() == gzip.decompress((d / "lat1.gz").read_bytes())
+
+
+def test_small_blocks_are_the_python_writers():
+    """No edges (the old writer wrote the header line alone), and the empty sentence's single edge."""
+    none = Lattice(0, 2, np.zeros(0, np.int64), np.zeros(0, np.int64), [], np.zeros((0, 3)), [], ["a", "b", "c"])
+    empty = Lattice(4, 2, np.array([0]), np.array([1]), [()], np.array([[0.0, -1.5, -0.0]]), [{}], ["a", "b", "c"])
+    for lat in (none, empty):
+        assert lattice_block(lat) == reference_block(lat).encode("utf-8")

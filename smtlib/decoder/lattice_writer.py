@@ -348,6 +348,6 @@ def lattice_block(lat: Lattice) -> bytes:
     phrase_ids, phrases = _indexed(lat.words)
     sparse_ids, sparses = _indexed(lat.sparse)
     head = f"SENTENCE {lat.sent_id} NODES {lat.n_nodes} EDGES {lat.n_edges}\n".encode()
-    dense = np.asarray(lat.dense, dtype=np.float64).reshape(lat.n_edges, -1)
+    dense = np.asarray(lat.dense, dtype=np.float64)
     return head + _block_bytes(lat.tails, lat.heads, dense, phrase_ids, [" ".join(p) for p in phrases], sparse_ids,
                                [" ".join(f"{k}={_fmt(v)}" for k, v in sp.items()) for sp in sparses])
