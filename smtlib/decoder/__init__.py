@@ -21,6 +21,8 @@ Modules
     One sentence end to end: options, search, features per edge, k-best lines.
 :mod:`~smtlib.decoder.lattice`
     The lattice and its file format.
+:mod:`~smtlib.decoder.lattice_writer`
+    The compiled writer of lattice blocks (byte-identical to formatting each value in Python).
 :mod:`~smtlib.decoder.lattice_paths`
     Paths through a lattice: best path, k best paths, beam pruning, upper envelope.
 :mod:`~smtlib.decoder.driver`

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice
+from smtlib.decoder.lattice import IndexedValues, Lattice
 from smtlib.decoder.lattice_paths import beam_prune_nb, kbest_nb
 from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
 from smtlib.decoder.cube import cube_search_nb
@@ -487,7 +487,10 @@ class Decoder:
 
     def _phrase(self, edges: _LiveEdges, e: int) -> tuple[str, ...]:
         """Target words of edge ``e`` (cached per option)."""
-        o = int(edges.opt[e])
+        return self._option_phrase(edges, int(edges.opt[e]))
+
+    def _option_phrase(self, edges: _LiveEdges, o: int) -> tuple[str, ...]:
+        """Target words of translation option ``o`` (cached per sentence)."""
         if o not in edges.phrases:
             woff = edges.opts.woff
             edges.phrases[o] = tuple(self.model.words[w] for w in edges.opts.words[woff[o] : woff[o + 1]].tolist())
@@ -502,7 +505,10 @@ class Decoder:
 
     def _edge_sparse(self, edges: _LiveEdges, e: int) -> dict[str, float]:
         """Sparse features of edge ``e`` (cached per phrase-table entry)."""
-        entry = int(edges.ent[e])
+        return self._entry_sparse(edges, int(edges.ent[e]))
+
+    def _entry_sparse(self, edges: _LiveEdges, entry: int) -> dict[str, float]:
+        """Sparse features of phrase-table entry ``entry`` (-1: none; cached per sentence)."""
         if entry not in edges.sparse:
             edges.sparse[entry] = self._sparse(entry)
         return edges.sparse[entry]
@@ -558,7 +564,12 @@ class Decoder:
         return math.isclose(total, score, rel_tol=1e-4, abs_tol=1e-3 + 1e-5 * magnitude)
 
     def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
-        """The lattice of the live graph, beam-pruned around the 1-best (keeping the k-best ``paths``)."""
+        """The lattice of the live graph, beam-pruned around the 1-best (keeping the k-best ``paths``).
+
+        Its ``words`` and ``sparse`` are :class:`~smtlib.decoder.lattice.IndexedValues`: one tuple per
+        translation option and one dict per phrase-table entry of the kept edges, not one per edge
+        (an unpruned lattice has thousands of edges per sentence and far fewer options).
+        """
         beam = self.config.lattice_beam
         keep = np.arange(len(edges.sel))
         n_nodes, tails, heads = edges.n_nodes, edges.tails, edges.heads
@@ -566,9 +577,15 @@ class Decoder:
             new_node, n_nodes, keep = beam_prune_nb(edges.n_nodes, edges.tails, edges.heads, edges.deltas, float(beam),
                                                     np.unique(paths))
             tails, heads = new_node[edges.tails[keep]], new_node[edges.heads[keep]]
-        return Lattice(sent_id, n_nodes, tails, heads, [self._phrase(edges, e) for e in keep.tolist()],
-                       edges.dense[keep], [self._edge_sparse(edges, e) for e in keep.tolist()],
-                       list(self.model.layout.names))
+        opts, opt_ids = np.unique(edges.opt[keep], return_inverse=True)
+        phrases = [self._option_phrase(edges, o) for o in opts.tolist()]
+        if len(self.model.sparse_names):
+            entries, entry_ids = np.unique(edges.ent[keep], return_inverse=True)
+            sparse = IndexedValues(entry_ids.reshape(-1), [self._entry_sparse(edges, e) for e in entries.tolist()])
+        else:
+            sparse = IndexedValues(np.zeros(len(keep), dtype=np.int64), [{}])
+        return Lattice(sent_id, n_nodes, tails, heads, IndexedValues(opt_ids.reshape(-1), phrases), edges.dense[keep],
+                       sparse, list(self.model.layout.names))
 
     def _sparse(self, entry: int) -> dict[str, float]:
         if entry < 0:

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from typing import IO
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig, kbest_line
-from smtlib.decoder.lattice import lattice_header, write_lattice
+from smtlib.decoder.lattice import lattice_header
+from smtlib.decoder.lattice_writer import lattice_block
 from smtlib.decoder.model import load_model, prepare_tokens
 from smtlib.system.modeldir import read_model_spec
 from smtlib.errors import InputError
@@ -48,19 +49,18 @@ class DecodeStats:
 
 
 def _decode_one(item: tuple[int, str]) -> tuple[str, str, str, int, int]:
-    """Decode one sentence in a worker: (1-best, k-best block, lattice block, nodes, edges)."""
-    import io
+    """Decode one sentence in a worker: (1-best, k-best block, lattice block, nodes, edges).
 
+    The lattice block is written to the text stream as a string, as it was before the compiled
+    writer: the text stream's buffering decides the gzip stream's chunks, so the gzip bytes stay
+    the same too.
+    """
     sent_id, line = item
     k, want_lattice = _WANT
     dec = _DECODER
     res = dec.decode(line, sent_id, kbest=k, lattice=want_lattice)
     kb = "".join(kbest_line(sent_id, line.hyp, line.features, line.total) + "\n" for line in res.kbest)
-    lat = ""
-    if want_lattice and res.lattice is not None:
-        buf = io.StringIO()
-        write_lattice(buf, res.lattice)
-        lat = buf.getvalue()
+    lat = lattice_block(res.lattice).decode("utf-8") if want_lattice and res.lattice is not None else ""
     return res.best, kb, lat, res.n_nodes, res.n_edges
 
 

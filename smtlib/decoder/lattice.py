@@ -32,17 +32,21 @@ within ``B`` of the 1-best (under the decoding weights) are written, together wi
 the k-best paths, so the 1-best and the k-best list are still paths
 (:func:`smtlib.decoder.lattice_paths.beam_prune_nb`).
 
-Here: the :class:`Lattice` and the file format, :func:`read_lattices` / :func:`iter_lattices` /
-:func:`write_lattice`. Paths through a lattice (Viterbi, k-best, beam pruning, the upper envelope):
-:mod:`smtlib.decoder.lattice_paths`.
+Here: the :class:`Lattice` and the file format, :func:`read_lattices` / :func:`iter_lattices` (a
+checking reader; the tuners read whole files with the compiled
+:func:`smtlib.decoder.lattice_reader.read_lattice_set`) / :func:`write_lattice`. The values are
+written as :func:`_fmt` gives them (``0`` for zeros, else 9 significant digits, ``format(v, ".9g")``)
+by the compiled writer :func:`smtlib.decoder.lattice_writer.lattice_block`, which gives exactly
+those bytes (its module docstring says how). Paths through a lattice (Viterbi, k-best, beam pruning,
+the upper envelope): :mod:`smtlib.decoder.lattice_paths`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping
-from typing import IO
+from collections.abc import Iterator, Mapping, Sequence
+from typing import IO, Generic, TypeVar
 
 import numpy as np
 
@@ -51,6 +55,48 @@ from smtlib.io import open_text
 from smtlib.values import parse_number
 
 FORMAT = "#smtlib-lattice/1"
+
+T = TypeVar("T")
+
+
+class IndexedValues(Sequence, Generic[T]):
+    """A read-only sequence stored as its distinct values and, per item, the index of its value.
+
+    A :class:`Lattice`'s ``words`` and ``sparse`` repeat across edges (one phrase per translation
+    option, one sparse dict per phrase-table entry); the decoder gives them in this form, so that
+    it makes one tuple and one dict per option and entry rather than per edge, and the writer
+    (:mod:`smtlib.decoder.lattice_writer`) formats each distinct value once. It behaves as the list
+    ``[values[i] for i in ids]`` (indexing, iteration, ``len``, ``==`` with any sequence); the items
+    are shared, so treat them as read-only.
+    """
+
+    __slots__ = ("ids", "values")
+
+    def __init__(self, ids: np.ndarray, values: list[T]):
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.values[j] for j in self.ids[i].tolist()]
+        return self.values[self.ids[i]]
+
+    def __iter__(self):
+        values = self.values
+        return (values[j] for j in self.ids.tolist())
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"IndexedValues({list(self)!r})"
 
 
 @dataclasses.dataclass
@@ -64,11 +110,12 @@ class Lattice:
     tails, heads
         Edge end points, ``tails < heads``.
     words
-        Target words of each edge (a tuple of strings).
+        Target words of each edge (a tuple of strings): a list, or an :class:`IndexedValues` (as
+        the decoder builds lattices).
     dense
         ``(n_edges, n_dense)`` feature increments.
     sparse
-        Per edge, ``{name: value}``.
+        Per edge, ``{name: value}``: a list, or an :class:`IndexedValues`.
     feature_names
         Names of the dense columns.
     """
@@ -77,9 +124,9 @@ class Lattice:
     n_nodes: int
     tails: np.ndarray
     heads: np.ndarray
-    words: list[tuple[str, ...]]
+    words: Sequence[tuple[str, ...]]
     dense: np.ndarray
-    sparse: list[dict[str, float]]
+    sparse: Sequence[dict[str, float]]
     feature_names: list[str]
 
     @property
@@ -120,28 +167,22 @@ class Lattice:
 
 # ---------------------------------------------------------------------------------------- I/O
 def _fmt(v: float) -> str:
+    """A value as the lattice format writes it: ``0`` for zeros (``-0.0`` too), else ``.9g``."""
     if v == 0.0:
         return "0"
     return f"{v:.9g}"
 
 
 def write_lattice(out: IO[str], lat: Lattice) -> None:
-    """Write one sentence block (the header line is written by the caller, see :func:`lattice_header`).
+    """Write one sentence block to a text stream (the header line is written by the caller, see
+    :func:`lattice_header`).
 
-    The values are taken out of numpy once (``tolist``) and formatted inline, as :func:`_fmt` does:
-    unpruned lattices have millions of edges, and per-value numpy scalars and calls made writing
-    them most of a lattice decode.
+    The block is made by :func:`smtlib.decoder.lattice_writer.lattice_block` (compiled, byte-identical
+    to formatting every value with :func:`_fmt`); binary streams take that function's bytes directly.
     """
-    lines = [f"SENTENCE {lat.sent_id} NODES {lat.n_nodes} EDGES {lat.n_edges}\n"]
-    tails = np.asarray(lat.tails).tolist()
-    heads = np.asarray(lat.heads).tolist()
-    dense_rows = np.asarray(lat.dense, dtype=np.float64).tolist()
-    for e in range(lat.n_edges):
-        dense = " ".join(["0" if v == 0.0 else f"{v:.9g}" for v in dense_rows[e]])
-        sp = lat.sparse[e]
-        sparse = " ".join([f"{k}={_fmt(v)}" for k, v in sp.items()]) if sp else ""
-        lines.append(f"{tails[e]} {heads[e]} ||| {' '.join(lat.words[e])} ||| {dense} ||| {sparse}\n")
-    out.write("".join(lines))
+    from smtlib.decoder.lattice_writer import lattice_block  # it imports this module
+
+    out.write(lattice_block(lat).decode("utf-8"))
 
 
 def lattice_header(feature_names: list[str]) -> str:
