@@ -292,7 +292,7 @@ def trace_path(line, env_e, env_p, tails, buf):
     return n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def corpus_envelopes(n_nodes, edge_off, tails, heads, a, b):
     """Goal envelopes of every sentence, as k-best-line-search breakpoints over their paths.
 
