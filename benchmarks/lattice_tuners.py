@@ -17,10 +17,12 @@ lb-mert's is expected to be at least kb-mert's). No peer: Moses has no lattice M
 lattices here, so the headline is lb-mert's own step time.
 
     python benchmarks/lattice_tuners.py [--sentences 200|1014] [--models DIR] [--work DIR] \
-        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode] [--baseline DIR]
+        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode] [--baseline DIR] [--jobs N]
 
 ``--restarts`` sets lbmert's and mert's random restarts (a partial step with fewer), ``--reuse`` keeps
-the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights.
+the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights,
+``--jobs`` runs this tree's lbmert climbs on N threads (``smtlib tune --jobs``; not the baseline's:
+the CPU seconds are those of all threads, the wall seconds are printed too).
 Each step's row shows its CPU seconds, the tuner process's peak RSS and its number of line searches.
 
 ``--baseline DIR`` (another checkout, e.g. ``git archive main | tar -x -C DIR`` before a change) measures
@@ -80,10 +82,13 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 
 from _inputs import dev_set, find_model, init_weights  # benchmarks/_inputs.py, beside this script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+#: wall seconds of every command run by :func:`run_together`, by log file
+WALL: dict[pathlib.Path, float] = {}
 #: what a tuning step spends before its first line search: lattices and references loaded as ``smtlib tune`` does
 LOAD_ONLY = """
 import sys
@@ -98,9 +103,11 @@ def run_together(jobs: list[tuple[list[str], pathlib.Path, pathlib.Path]]) -> li
     """Run the commands ``(cmd, log, repo)`` at the same time, each with ``repo``'s code (stdout/stderr to ``log``).
 
     Returns each one's CPU seconds (user + system, ``os.wait4``) and peak RSS in MB. Started together,
-    the runs share the machine's load, so their CPU times can be compared.
+    the runs share the machine's load, so their CPU times can be compared. Each one's wall seconds
+    are kept in :data:`WALL` (by log file).
     """
     procs = {}
+    started = time.monotonic()
     for k, (cmd, log, repo) in enumerate(jobs):
         env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
         with open(log, "w") as fh:
@@ -113,6 +120,7 @@ def run_together(jobs: list[tuple[list[str], pathlib.Path, pathlib.Path]]) -> li
             continue
         k = procs.pop(pid)
         cmd, log, _ = jobs[k]
+        WALL[log] = time.monotonic() - started
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"failed ({log}): {' '.join(cmd)}\n" + log.read_text()[-2000:])
         out[k] = (usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
@@ -199,6 +207,7 @@ def main() -> None:
                          "in the same run, and the weights and aggregated paths of both are compared byte for byte")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
+    ap.add_argument("--jobs", type=int, default=1, help="threads of this tree's lbmert step (smtlib tune --jobs; default 1)")
     ap.add_argument("--child-interleaved", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_interleaved:
@@ -244,6 +253,8 @@ def main() -> None:
 
     def tune_cmd(method: str, tag: str) -> list[str]:
         extra = ["--paths-out", str(work / f"{tag}.paths.gz")] if method == "lbmert" else []
+        if tag == "lbmert" and args.jobs != 1:
+            extra += ["--jobs", str(args.jobs)]
         return smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
                          "--out", str(work / f"{tag}.w"), "--info", str(work / f"{tag}.json"),
                          "--seed", "1", "--quiet", *bleu, *restarts.get(method, []), *extra]
@@ -286,7 +297,9 @@ def main() -> None:
               f"one random start), identical envelopes and results: CPU s per line search baseline {inter['base']:.3f}, "
               f"this tree {inter['tree']:.3f} ({inter['base'] / inter['tree']:.2f}x)")
     for tag, (load, each) in per_search.items():
-        print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search")
+        jobs = f", {args.jobs} threads" if tag == "lbmert" and args.jobs != 1 else ""
+        print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search; "
+              f"step wall {WALL[work / f'{tag}.tune.log']:.1f} s{jobs}")
     if "lbmert@base" in per_search:
         same = {what: (work / f"lbmert.{what}").read_bytes() == (work / f"lbmert@base.{what}").read_bytes()
                 for what in ("w", "paths.gz")}
