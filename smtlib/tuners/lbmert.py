@@ -26,6 +26,21 @@ On a k-best pool (:meth:`fit`), every hypothesis is such a whole-path edge with 
 statistics, and the line search is exactly k-best MERT's (a test checks it on small lattices against
 ``mert``'s line search on the same lattices' complete path lists).
 
+The climbs (from the current weights and from each random start) are independent (Neubig &
+Watanabe 2016, §7.2: "each of the random restarts is completely independent"), and ``threads``
+(``smtlib tune --jobs N``) runs them on N threads; the compiled kernels they call release the GIL.
+Each climb has its own line-search object (its count and its collection of envelope paths), and the
+collections are merged in climb order with the same de-duplication (:class:`EnvelopePaths`), so the
+weights, ``info`` and the aggregated paths are bit-identical for any N. The random starts are drawn
+up front from the seed as before; the random directions of a climb (``random_directions > 0``, not
+the default) come from a generator of its own, spawned from the seed per climb
+(:class:`numpy.random.SeedSequence`), instead of the one generator the climbs shared one after the
+other: a deviation from the earlier sequential version (other random directions, hence other results,
+for ``random_directions > 0``) so that no climb depends on the others' order.
+
+Cost (Multi30k dev, Medium, unpruned lattices; CPU seconds, user + system): see
+``benchmarks/lattice_tuners.py``. MEASURED
+
 Dense features only, as MERT (n/a on Big in Tables 4-6).
 """
 
