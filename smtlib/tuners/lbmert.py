@@ -51,7 +51,6 @@ Dense features only, as MERT (n/a on Big in Tables 4-6).
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 
 import numba
 import numpy as np
@@ -116,8 +115,8 @@ class LatticeLineSearch:
     """Exact line searches over the lattices of a :class:`LatticeSet` (see the module docstring).
 
     One object per climb: it counts its searches and collects the envelope paths it meets, new to it,
-    in the order found (:attr:`hashes`, :attr:`path_sent`, :attr:`path_off`, :attr:`path_edges`:
-    chunks, one per search, of compact arrays); :func:`merge_envelope_paths` merges several in order.
+    in the order found (:attr:`chunks`: compact arrays, one entry per search that found new paths);
+    :class:`EnvelopePaths` merges the collections of several in order.
     """
 
     def __init__(self, ls: LatticeSet, refs: LatticeReferences, collect: bool = True):
@@ -289,15 +288,14 @@ class LbMert(Tuner):
         runs = []
         merged = EnvelopePaths()
         searches = 0
-        jobs = min(self.threads, len(starts))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else contextlib.nullcontext() as pool:
+        climbs = range(len(starts))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(self.threads, len(starts))) as pool:
             # results are taken in climb order, whatever order the threads finish them in
-            results = pool.map(climb, range(len(starts))) if pool is not None else map(climb, range(len(starts)))
+            results = pool.map(climb, climbs) if self.threads > 1 else map(climb, climbs)
             for k, (w, score, rounds, search) in enumerate(results):
                 runs.append({"start": k, "score": score, "rounds": rounds})
                 searches += search.searches
                 merged.add(search)
-                del search
                 if score > best_score:
                     best_w, best_score = w, score
                 self.report_score("restart", k + 1, len(starts), "bleu", score, best_score)
