@@ -22,7 +22,9 @@ lattices here, so the headline is lb-mert's own step time.
 ``--restarts`` sets lbmert's and mert's random restarts (a partial step with fewer), ``--reuse`` keeps
 the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights,
 ``--jobs`` runs this tree's lbmert climbs on N threads (``smtlib tune --jobs``; not the baseline's:
-the CPU seconds are those of all threads, the wall seconds are printed too).
+the CPU seconds are those of all threads, the wall seconds are printed too, and a child process
+checks that the line search releases the GIL: the longest pause of a Python thread ticking every
+millisecond next to the line searches along every axis).
 Each step's row shows its CPU seconds, the tuner process's peak RSS and its number of line searches.
 
 ``--baseline DIR`` (another checkout, e.g. ``git archive main | tar -x -C DIR`` before a change) measures
@@ -91,6 +93,8 @@ CPU time by ``perf``) and lbmert's climbs became independent (``--jobs``):
   its time: a Python thread ticking every millisecond next to 14 line searches paused at most 7 ms
   (with the kernel compiled without ``nogil``: 130-190 ms, the length of a search); on a quiet
   machine the envelope pass alone on 2 threads takes 0.83 s for what 1 thread does in 1.56 s.
+  This script with ``--jobs 2`` (22:05 UTC, load average 1): 187.9 s CPU, 122.2 s wall, weights and
+  paths equal to main's; its GIL check: pauses of at most 2.5 ms next to 18 line searches.
 * Full dev (1,014 sentences): about 1,100-1,200 line searches x 0.535 s + 23 s loading = 10-11 CPU
   minutes per step, about 5-6 minutes of wall time on two free cores with ``--jobs 2``.
 """
@@ -213,6 +217,50 @@ def interleaved_line_searches(lattice: str, refs: str, weights: str, baseline: s
     print(json.dumps({"base": cpu["base"] / n, "tree": cpu["tree"] / n, "searches": n}))
 
 
+def gil_pauses(lattice: str, refs: str, weights: str) -> None:
+    """Child: how long the line search keeps other Python threads waiting (does it release the GIL?).
+
+    A Python thread that sleeps 1 ms in a loop records its pauses while this thread runs a line
+    search along every axis from the initial weights; a search holding the GIL would pause it for
+    the whole search. Prints JSON: the longest pause and the share of the time in pauses over 20 ms.
+    """
+    import threading
+    import time
+
+    import numpy as np
+
+    from smtlib.bleu.references import read_references
+    from smtlib.bleu.stats import BleuSettings
+    from smtlib.tuners.lattice_data import load_lattice_problem
+    from smtlib.tuners.lbmert import LatticeLineSearch
+    from smtlib.weights import read_weights
+
+    ls, lrefs, _ = load_lattice_problem([lattice], None, read_references([refs]), BleuSettings(tokenize="none", lowercase=True))
+    dense = ls.dense
+    a = dense @ ls.weight_vector(read_weights(weights))[: dense.shape[1]]
+    search = LatticeLineSearch(ls, lrefs, collect=False)
+    search.search(a, np.ascontiguousarray(dense[:, 0]), 1.0, None)  # compile / load the cached kernels first
+    done = threading.Event()
+    pauses: list[float] = []
+
+    def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            pauses.append(now - last)
+            last = now
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    for d in range(dense.shape[1]):
+        search.search(a, np.ascontiguousarray(dense[:, d]), 1.0, None)
+    done.set()
+    ticker.join()
+    g = np.array(pauses)
+    print(json.dumps({"max_ms": 1000 * float(g.max()), "long_share": float(g[g > 0.02].sum() / g.sum()), "searches": dense.shape[1]}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=200)
@@ -231,9 +279,13 @@ def main() -> None:
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
     ap.add_argument("--jobs", type=int, default=1, help="threads of this tree's lbmert step (smtlib tune --jobs; default 1)")
     ap.add_argument("--child-interleaved", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--child-gil", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_interleaved:
         interleaved_line_searches(*args.child_interleaved, seed=1)
+        return
+    if args.child_gil:
+        gil_pauses(*args.child_gil)
         return
     model = find_model("medium", args.models).resolve()
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="lattice-bench-")).resolve()
@@ -318,6 +370,12 @@ def main() -> None:
         print(f"interleaved in one process, {inter['searches']} line searches (every axis from the initial weights and "
               f"one random start), identical envelopes and results: CPU s per line search baseline {inter['base']:.3f}, "
               f"this tree {inter['tree']:.3f} ({inter['base'] / inter['tree']:.2f}x)")
+    if "lbmert" in args.methods and args.jobs > 1:
+        log = work / "gil.log"
+        run([sys.executable, __file__, "--child-gil", str(work / "it0.lat.gz"), str(work / "dev.en"), str(init)], log)
+        gil = json.loads(log.read_text().strip().splitlines()[-1])
+        print(f"GIL: a Python thread ticking every ms next to {gil['searches']} line searches paused at most "
+              f"{gil['max_ms']:.1f} ms; pauses over 20 ms {100 * gil['long_share']:.0f} % of the time")
     for tag, (load, each) in per_search.items():
         jobs = f", {args.jobs} threads" if tag == "lbmert" and args.jobs != 1 else ""
         print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search; "
