@@ -17,10 +17,14 @@ lb-mert's is expected to be at least kb-mert's). No peer: Moses has no lattice M
 lattices here, so the headline is lb-mert's own step time.
 
     python benchmarks/lattice_tuners.py [--sentences 200|1014] [--models DIR] [--work DIR] \
-        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode] [--baseline DIR]
+        [--methods lbmert lbmira mert] [--restarts 20] [--reuse] [--no-redecode] [--baseline DIR] [--jobs N]
 
 ``--restarts`` sets lbmert's and mert's random restarts (a partial step with fewer), ``--reuse`` keeps
-the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights.
+the initial decode already in ``--work``, ``--no-redecode`` skips the dev BLEU of the tuned weights,
+``--jobs`` runs this tree's lbmert climbs on N threads (``smtlib tune --jobs``; not the baseline's:
+the CPU seconds are those of all threads, the wall seconds are printed too, and a child process
+checks that the line search releases the GIL: the longest pause of a Python thread ticking every
+millisecond next to the line searches along every axis).
 Each step's row shows its CPU seconds, the tuner process's peak RSS and its number of line searches.
 
 ``--baseline DIR`` (another checkout, e.g. ``git archive main | tar -x -C DIR`` before a change) measures
@@ -69,6 +73,30 @@ line searches) goes from about 23 to about 16 CPU minutes (extrapolated, loading
 A whole step, 200 sentences, 20 restarts, both steps at the same time (load average about 10):
 370.7 s -> 266.8 s CPU (0.312 -> 0.223 s per line search, 1.40x), weights and aggregated paths
 byte-identical (objective 53.51, 1,166 line searches, 307,159 envelope paths in both).
+
+Measured 2026-11-23, 21:30-21:55 UTC (load average 2-6 on 2 cores; CPU seconds), after the envelope
+pass stopped rebinding arrays in its node loop (numba's reference counting, 13 % of the pass's
+CPU time by ``perf``) and lbmert's climbs became independent (``--jobs``):
+
+* ``--baseline`` (main before the change), 200 sentences, ``--jobs 1``: interleaved, 36 line searches,
+  bit-identical envelopes and results: 0.139 -> 0.117 s CPU per line search (1.19x); all 1,014
+  sentences (same 36 searches, scratch script): 0.644 -> 0.535 s (1.20x). The whole step, both at the
+  same time: 263.0 -> 205.0 s CPU (1.28x), weights and aggregated paths byte-identical (objective
+  53.51, 1,166 line searches).
+* ``--jobs 2`` against ``--jobs 1``, same tree, 200 sentences (``smtlib tune lbmert`` under
+  ``/usr/bin/time``): 1 thread 180.3 s CPU, 180.7 s wall (load average 1); 2 threads 176.8 s CPU,
+  115.5 s wall (1.56x; CPU 153 %: loading, the final scores and writing the paths are sequential,
+  and the 21 climbs of unequal length leave one thread idle at the end). Weights, ``info`` and the
+  aggregated paths are byte-identical for 1 and 2 threads (and equal to main's). Earlier, at load
+  average 4-6, 2 threads ran at 106 % CPU (178.5 s wall): the machine then gave two single-threaded
+  processes started together 1.1-1.3 cores in all. The line search holds the GIL for almost none of
+  its time: a Python thread ticking every millisecond next to 14 line searches paused at most 7 ms
+  (with the kernel compiled without ``nogil``: 130-190 ms, the length of a search); on a quiet
+  machine the envelope pass alone on 2 threads takes 0.83 s for what 1 thread does in 1.56 s.
+  This script with ``--jobs 2`` (22:05 UTC, load average 1): 187.9 s CPU, 122.2 s wall, weights and
+  paths equal to main's; its GIL check: pauses of at most 2.5 ms next to 18 line searches.
+* Full dev (1,014 sentences): about 1,100-1,200 line searches x 0.535 s + 23 s loading = 10-11 CPU
+  minutes per step, about 5-6 minutes of wall time on two free cores with ``--jobs 2``.
 """
 
 from __future__ import annotations
@@ -80,10 +108,13 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 
 from _inputs import dev_set, find_model, init_weights  # benchmarks/_inputs.py, beside this script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+#: wall seconds of every command run by :func:`run_together`, by log file
+WALL: dict[pathlib.Path, float] = {}
 #: what a tuning step spends before its first line search: lattices and references loaded as ``smtlib tune`` does
 LOAD_ONLY = """
 import sys
@@ -98,9 +129,11 @@ def run_together(jobs: list[tuple[list[str], pathlib.Path, pathlib.Path]]) -> li
     """Run the commands ``(cmd, log, repo)`` at the same time, each with ``repo``'s code (stdout/stderr to ``log``).
 
     Returns each one's CPU seconds (user + system, ``os.wait4``) and peak RSS in MB. Started together,
-    the runs share the machine's load, so their CPU times can be compared.
+    the runs share the machine's load, so their CPU times can be compared. Each one's wall seconds
+    are kept in :data:`WALL` (by log file).
     """
     procs = {}
+    started = time.monotonic()
     for k, (cmd, log, repo) in enumerate(jobs):
         env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
         with open(log, "w") as fh:
@@ -113,6 +146,7 @@ def run_together(jobs: list[tuple[list[str], pathlib.Path, pathlib.Path]]) -> li
             continue
         k = procs.pop(pid)
         cmd, log, _ = jobs[k]
+        WALL[log] = time.monotonic() - started
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"failed ({log}): {' '.join(cmd)}\n" + log.read_text()[-2000:])
         out[k] = (usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
@@ -183,6 +217,50 @@ def interleaved_line_searches(lattice: str, refs: str, weights: str, baseline: s
     print(json.dumps({"base": cpu["base"] / n, "tree": cpu["tree"] / n, "searches": n}))
 
 
+def gil_pauses(lattice: str, refs: str, weights: str) -> None:
+    """Child: how long the line search keeps other Python threads waiting (does it release the GIL?).
+
+    A Python thread that sleeps 1 ms in a loop records its pauses while this thread runs a line
+    search along every axis from the initial weights; a search holding the GIL would pause it for
+    the whole search. Prints JSON: the longest pause and the share of the time in pauses over 20 ms.
+    """
+    import threading
+    import time
+
+    import numpy as np
+
+    from smtlib.bleu.references import read_references
+    from smtlib.bleu.stats import BleuSettings
+    from smtlib.tuners.lattice_data import load_lattice_problem
+    from smtlib.tuners.lbmert import LatticeLineSearch
+    from smtlib.weights import read_weights
+
+    ls, lrefs, _ = load_lattice_problem([lattice], None, read_references([refs]), BleuSettings(tokenize="none", lowercase=True))
+    dense = ls.dense
+    a = dense @ ls.weight_vector(read_weights(weights))[: dense.shape[1]]
+    search = LatticeLineSearch(ls, lrefs, collect=False)
+    search.search(a, np.ascontiguousarray(dense[:, 0]), 1.0, None)  # compile / load the cached kernels first
+    done = threading.Event()
+    pauses: list[float] = []
+
+    def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            pauses.append(now - last)
+            last = now
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    for d in range(dense.shape[1]):
+        search.search(a, np.ascontiguousarray(dense[:, d]), 1.0, None)
+    done.set()
+    ticker.join()
+    g = np.array(pauses)
+    print(json.dumps({"max_ms": 1000 * float(g.max()), "long_share": float(g[g > 0.02].sum() / g.sum()), "searches": dense.shape[1]}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=200)
@@ -199,10 +277,15 @@ def main() -> None:
                          "in the same run, and the weights and aggregated paths of both are compared byte for byte")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the initial decode (it0.*) already in --work for the same --sentences")
+    ap.add_argument("--jobs", type=int, default=1, help="threads of this tree's lbmert step (smtlib tune --jobs; default 1)")
     ap.add_argument("--child-interleaved", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--child-gil", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_interleaved:
         interleaved_line_searches(*args.child_interleaved, seed=1)
+        return
+    if args.child_gil:
+        gil_pauses(*args.child_gil)
         return
     model = find_model("medium", args.models).resolve()
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="lattice-bench-")).resolve()
@@ -244,6 +327,8 @@ def main() -> None:
 
     def tune_cmd(method: str, tag: str) -> list[str]:
         extra = ["--paths-out", str(work / f"{tag}.paths.gz")] if method == "lbmert" else []
+        if tag == "lbmert" and args.jobs != 1:
+            extra += ["--jobs", str(args.jobs)]
         return smtlib + ["tune", method, *steps[method], "--refs", str(work / "dev.en"), "--init", str(init),
                          "--out", str(work / f"{tag}.w"), "--info", str(work / f"{tag}.json"),
                          "--seed", "1", "--quiet", *bleu, *restarts.get(method, []), *extra]
@@ -285,8 +370,16 @@ def main() -> None:
         print(f"interleaved in one process, {inter['searches']} line searches (every axis from the initial weights and "
               f"one random start), identical envelopes and results: CPU s per line search baseline {inter['base']:.3f}, "
               f"this tree {inter['tree']:.3f} ({inter['base'] / inter['tree']:.2f}x)")
+    if "lbmert" in args.methods and args.jobs > 1:
+        log = work / "gil.log"
+        run([sys.executable, __file__, "--child-gil", str(work / "it0.lat.gz"), str(work / "dev.en"), str(init)], log)
+        gil = json.loads(log.read_text().strip().splitlines()[-1])
+        print(f"GIL: a Python thread ticking every ms next to {gil['searches']} line searches paused at most "
+              f"{gil['max_ms']:.1f} ms; pauses over 20 ms {100 * gil['long_share']:.0f} % of the time")
     for tag, (load, each) in per_search.items():
-        print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search")
+        jobs = f", {args.jobs} threads" if tag == "lbmert" and args.jobs != 1 else ""
+        print(f"{tag}: loading the lattices {load:.1f} s CPU, then {each:.3f} s CPU per line search; "
+              f"step wall {WALL[work / f'{tag}.tune.log']:.1f} s{jobs}")
     if "lbmert@base" in per_search:
         same = {what: (work / f"lbmert.{what}").read_bytes() == (work / f"lbmert@base.{what}").read_bytes()
                 for what in ("w", "paths.gz")}

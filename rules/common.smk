@@ -615,6 +615,12 @@ def paths_option(wildcards, input):
     return f"--kbest {input.paths}" if input.paths else ""
 
 
+def lattice_tune_threads(wildcards):
+    """Threads of a lattice tuning step: lbmert runs its climbs on them (`--jobs`, results unchanged);
+    lbmira is sequential."""
+    return 2 if wildcards.method == "lbmert" else 1
+
+
 def tuner_param(wildcards, key):
     """A hyper-parameter of the run's method: its {setting}, else method_settings, else the default."""
     if wildcards.setting != DEFAULT and wildcards.setting.split("=", 1)[0] == key:

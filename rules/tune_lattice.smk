@@ -58,6 +58,7 @@ rule tune_lattice:
         settings=tune_settings,
         seed=tune_seed,
         bleu=bleu_options(),
+    threads: lattice_tune_threads
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -69,4 +70,4 @@ rule tune_lattice:
     shell:
         "smtlib tune {wildcards.method} --lattice {input.lattice} {params.paths} --refs {input.ref} "
         "--init {input.init} --out {output.weights} --paths-out {output.paths} --info {output.info} "
-        "--seed {params.seed} {params.settings} {params.bleu} > {log} 2>&1"
+        "--seed {params.seed} --jobs {threads} {params.settings} {params.bleu} > {log} 2>&1"

@@ -137,3 +137,20 @@ def test_high_in_degree_lattices_equal_the_plain_merge_bit_for_bit(seed, integer
         _check(40, tails, heads, feats @ w, np.ascontiguousarray(feats @ d))
     # a coordinate direction, as lbmert's line searches use: slopes are one feature column
     _check(40, tails, heads, feats @ np.ones(3), np.ascontiguousarray(feats[:, 1]))
+
+
+def test_buffers_grown_between_nodes_change_nothing():
+    """A workspace too small for the lattice (grown node by node, resuming where it stopped) gives the
+    envelopes of one large enough from the start."""
+    rng = np.random.default_rng(9100)
+    tails, heads, feats = dense_lattice(rng, n_nodes=40, fan_in=12, integer=False)
+    a, b = feats @ rng.normal(size=3), np.ascontiguousarray(feats @ rng.normal(size=3))
+    small = new_workspace(2)
+    grown, used = sentence_envelope(40, 0, len(tails), tails, heads, a, b, small)
+    assert grown[0].shape[0] > small[0].shape[0] and grown[6].shape[1] > small[6].shape[1]  # both buffers grew
+    large, used_large = sentence_envelope(40, 0, len(tails), tails, heads, a, b, new_workspace(1 << 16))
+    assert used == used_large
+    for k in range(4):
+        np.testing.assert_array_equal(grown[k][:used], large[k][:used])
+    np.testing.assert_array_equal(grown[4][:40], large[4][:40])
+    np.testing.assert_array_equal(grown[5][:40], large[5][:40])

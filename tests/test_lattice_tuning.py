@@ -22,7 +22,7 @@ from smtlib.decoder.lattice_bleu import (
 )
 from smtlib.decoder.lattice_set import lattice_set_from_lattices
 from smtlib.tuners.kbmira import background_bleu
-from smtlib.tuners.lbmert import LatticeLineSearch, LbMert
+from smtlib.tuners.lbmert import LatticeLineSearch, LbMert, merge_envelope_paths
 from smtlib.tuners.lbmira import MiraState, run_passes
 from smtlib.tuners.mert_envelope import line_search
 from smtlib.tuners.mert_metric import BLEU
@@ -127,6 +127,46 @@ def test_lbmert_fit_improves_and_reaches_the_brute_force_pool_optimum_of_its_own
     assert result.info["objective"] == pytest.approx(bleu_none_from_sums(stats.astype(float)), abs=1e-12)
     again = LbMert(seed=1, random_restarts=3).fit_lattices(ls, lrefs, init)
     np.testing.assert_array_equal(result.weights, again.weights)
+
+
+@pytest.mark.parametrize("params", [{}, {"random_directions": 2}, {"sweep": "best"}])
+def test_lbmert_threads_give_bit_identical_weights_info_and_envelope_paths(params):
+    _, _, _, ls, lrefs = _problem(5, n_sent=6, n_nodes=7, extra=8)
+    init = np.array([1.0, 1.0, 1.0])
+    results = {}
+    for threads in (1, 2, 3):
+        tuner = LbMert(seed=4, threads=threads, random_restarts=5, **params)
+        result = tuner.fit_lattices(ls, lrefs, init)
+        results[threads] = (result, [(s, e.tolist()) for s, e in tuner.envelope_paths])
+    one, paths_one = results[1]
+    assert paths_one and one.info["line_searches"] > 6
+    for threads in (2, 3):
+        got, paths = results[threads]
+        np.testing.assert_array_equal(got.weights, one.weights)
+        assert got.info == one.info
+        assert paths == paths_one
+
+
+def test_lbmert_envelope_paths_are_the_first_occurrences_over_the_climbs_in_order():
+    """The merged collection equals a plain first-occurrence scan of every climb's searches in climb order."""
+    _, _, _, ls, lrefs = _problem(6, n_sent=5, n_nodes=7, extra=8)
+    rng = np.random.default_rng(2)
+    climbs = []
+    for _ in range(3):
+        search = LatticeLineSearch(ls, lrefs)
+        w = rng.uniform(size=3)
+        for d in range(3):
+            search.search(ls.dense @ w, np.ascontiguousarray(ls.dense[:, d]), 1.0, None)
+        climbs.append(search)
+    want, seen = [], set()
+    for search in climbs:  # every envelope path of every search, recomputed here, in order
+        for s, e in search.paths:
+            key = (s, tuple(e.tolist()))
+            if key not in seen:
+                seen.add(key)
+                want.append(key)
+    got = [(s, tuple(e.tolist())) for s, e in merge_envelope_paths(climbs)]
+    assert got == want and len(got) < sum(len(c.paths) for c in climbs)
 
 
 # ------------------------------------------------------------------ linear BLEU and hope / fear

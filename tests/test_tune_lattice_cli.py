@@ -81,6 +81,24 @@ def test_lattice_tuner_two_iterations(setup, refs, cli, method):
     assert n2 == n1 + info2["paths_new"]
 
 
+def test_lbmert_jobs_give_byte_identical_outputs(setup, refs, cli):
+    d, _ = setup
+    outs = []
+    for jobs in (1, 2):
+        tag = f"lbmert.jobs{jobs}"
+        r = cli("tune", "lbmert", "--lattice", d / "it0.lat.gz", "--refs", refs, "--init", d / "w0.txt",
+                "--out", d / f"{tag}.w", "--paths-out", d / f"{tag}.paths.gz", "--info", d / f"{tag}.json",
+                "--seed", "2", "--tokenize", "none", "--set", "random_restarts=3", "--jobs", str(jobs), "--quiet")
+        assert r.returncode == 0, r.stderr
+        outs.append([(d / f"{tag}.{x}").read_bytes() for x in ("w", "json")]
+                    + [gzip.decompress((d / f"{tag}.paths.gz").read_bytes())])
+    assert outs[0] == outs[1]
+    assert json.loads(outs[0][1])["paths_new"] > 0
+    r = cli("tune", "lbmert", "--lattice", d / "it0.lat.gz", "--refs", refs, "--init", d / "w0.txt",
+            "--out", d / "x.w", "--jobs", "0", "--tokenize", "none")
+    assert r.returncode == 2 and "--jobs" in r.stderr
+
+
 def test_lattice_tuner_needs_lattices(setup, refs, cli):
     d, _ = setup
     r = cli("tune", "lbmira", "--refs", refs, "--init", d / "w0.txt", "--out", d / "x.txt")

@@ -15,6 +15,7 @@ the same references and settings (else an error). METHOD's ``fit`` starts from t
 pool does not have (sparse features that did not fire) are written back unchanged; the names of
 ``--init`` are checked against the pool (:func:`smtlib.weights.check_weight_names`).
 ``smtlib tune METHOD --help-params`` lists the method's hyper-parameters and defaults.
+``--jobs N`` runs lbmert's climbs on N threads (the other tuners ignore it; results never depend on it).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", "-o", help="output weights file")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="threads for the tuners that use them (lbmert: its climbs, current weights and random "
+                             "restarts, run in parallel); results do not depend on it (default 1)")
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines (epoch/iteration/restart and objective, at most one a second) on stderr")

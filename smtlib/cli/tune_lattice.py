@@ -76,6 +76,8 @@ def run(cls, args: argparse.Namespace) -> int:
         args.model = model_directory(args.model)
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     tuner.progress = command_progress(f"smtlib tune {tuner.name}", args.quiet)
+    if hasattr(tuner, "threads"):  # lbmert: --jobs threads run its climbs
+        tuner.threads = args.jobs
     if input_kind(args.method) == "lattice":
         return _run_lattice(tuner, args)
     return _run_online(tuner, args)

@@ -272,7 +272,7 @@ def _path_tokens(edges, word_off, local_words, buf):
     return n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def paths_stats_kernel(path_sent, path_off, path_edges, word_off, path_row, path_stats, refs):
     """Statistics rows of paths (global edge ids), whole-path edges taken from ``path_stats``."""
     local_words, n_local, ng_off, ng_keys, ng_max, ref_lens, rule = refs[0], refs[1], refs[2], refs[3], refs[4], refs[5], refs[6]
