@@ -335,8 +335,10 @@ def lattice_iteration_commands(it: int, run: pathlib.Path, method: str, data: In
     if last:
         return cmds
     paths = [] if it == 1 else ["--kbest", str(run / f"it{it - 1}" / "paths.kbest.gz")]
+    threads = "2" if method == "lbmert" else "1"  # rules/common.smk lattice_tune_threads (CPU counts both)
     return cmds + [Command("tune_lattice", "tune",
                            ["smtlib", "tune", method, "--lattice", str(here / "dev.lattice.gz"), *paths,
+                            "--jobs", threads,
                             "--refs", str(data.ref), "--init", str(prev), "--out", str(here / "weights"),
                             "--paths-out", str(here / "paths.kbest.gz"), "--info", str(here / "tune.json"),
                             "--seed", tune_seed(cfg, it), *tune_settings(cfg, method), *bleu_options(cfg)],
