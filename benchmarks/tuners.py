@@ -18,6 +18,14 @@ hypotheses, 14 features: mert 177 s, kbmira 1.2 s, pro sampling 1.8 s) with the 
 pool (mert < 10 s since issue 9, kbmira < 5 s, pro < 10 s, every other method "seconds, not minutes": < 60 s).
 
     python benchmarks/tuners.py [--quick] [--methods sgd mert ...] [--variants dense sparse] [--timeout 900]
+                                [--lattice-sentences N [--lattice-jobs J] [--models DIR]]
+
+``--lattice-sentences N`` also times one step of each lattice tuner (lbmert, lbmira) on real lattices:
+the unpruned search graphs of the first N Multi30k dev sentences (1014 = all), decoded with the
+Medium fr-en system and the initial weights; ``benchmarks/lattice_tuners.py`` does the decoding and
+the timing (its docstring has the history of these numbers), this script prints its rows. A synthetic
+pool cannot stand in for lattices: an lbmert step's cost is its line searches over every lattice edge.
+``--methods`` with no names runs only that.
 
 The last line is the headline, ``metric: value``: the slowest method's seconds on the dense pool.
 """
@@ -209,13 +217,30 @@ def run_method(method: str, path: pathlib.Path, seed: int, timeout: float) -> di
 # -- main ------------------------------------------------------------------------------------------
 
 
+def lattice_steps(sentences: int, jobs: int, models: str | None) -> None:
+    """One lbmert and one lbmira step on real dev lattices, by ``benchmarks/lattice_tuners.py``; its rows printed."""
+    script = pathlib.Path(__file__).resolve().with_name("lattice_tuners.py")
+    cmd = [sys.executable, str(script), "--sentences", str(sentences), "--methods", "lbmert", "lbmira",
+           "--no-redecode", "--jobs", str(jobs)] + (["--models", models] if models else [])
+    print(f"\n[lattice] {' '.join(cmd[1:])}", flush=True)
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"lattice_tuners.py failed ({res.returncode}):\n{res.stderr[-3000:]}")
+    print(res.stdout.rstrip("\n"), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="100 sentences x 300 hypotheses, 2,000 sparse features")
-    parser.add_argument("--methods", nargs="+", help="methods to run (default: every registered one)")
+    parser.add_argument("--methods", nargs="*", help="methods to run on the pool (default: every registered one; none: no pool)")
     parser.add_argument("--variants", nargs="+", default=["dense", "sparse"], choices=["dense", "sparse"])
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per method before giving up")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lattice-sentences", type=int, metavar="N",
+                        help="also one lbmert and one lbmira step on the unpruned lattices of the first N dev sentences")
+    parser.add_argument("--lattice-jobs", type=int, default=1, help="lbmert's threads (--jobs) for that step (default 1)")
+    parser.add_argument("--models", help="with --lattice-sentences: the directory holding fr-en-medium "
+                                         "(default: lattice_tuners.py's)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--pool", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -223,6 +248,11 @@ def main() -> None:
         child(args.child, args.pool, args.seed)
         return
 
+    if args.methods == []:
+        if args.lattice_sentences is None:
+            parser.error("--methods with no names needs --lattice-sentences")
+        lattice_steps(args.lattice_sentences, args.lattice_jobs, args.models)
+        return
     n_sent, per_sent, n_sparse = (100, 300, 2000) if args.quick else (1000, 1500, 10_000)
     methods = args.methods or list_tuners()
     print(f"pool: {n_sent} sentences x {per_sent} hypotheses = {n_sent * per_sent:,}; 18 dense features; "
@@ -254,6 +284,8 @@ def main() -> None:
                 status = "ok" if r["seconds"] < target else "over target"
                 print(f"{method:<12} {r['seconds']:>9.2f} {r['peak_mb']:>9.0f} {r['pool_mb']:>9.0f} {r['peak_mb'] - r['pool_mb']:>9.0f} "
                       f"{100 * r['bleu_init']:>9.2f} {100 * r['bleu_out']:>9.2f} {target:>9g} {moses:>8}  {status}", flush=True)
+    if args.lattice_sentences is not None:
+        lattice_steps(args.lattice_sentences, args.lattice_jobs, args.models)
     dense = {m: r for (v, m), r in results.items() if v == "dense" and "error" not in r}
     failed = sorted(m for (v, m), r in results.items() if "error" in r)
     over = sorted({m for (v, m), r in results.items() if "error" not in r and r["seconds"] >= TARGET_SECONDS.get(m, DEFAULT_TARGET)})
