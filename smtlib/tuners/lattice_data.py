@@ -127,23 +127,31 @@ def _path_dense_sums(dense, path_off, path_edges):
     return out
 
 
-def path_lines(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray) -> list[tuple[int, str]]:
+def path_lines(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray,
+               chunk: int = 16384) -> list[tuple[int, str]]:
     """(sentence, n-best line) of every path; the total is ``weights . h``.
 
     The same lines as formatting each path from :meth:`LatticeSet.path_features` and
-    :meth:`LatticeSet.path_words`, with the dense sums and the words of all paths gathered at once
-    (lb-mert aggregates some 300k paths per step on 200 sentences; per path, the scipy row
+    :meth:`LatticeSet.path_words`, with the dense sums and the words gathered ``chunk`` paths at a
+    time (lb-mert aggregates some 300k paths per step on 200 sentences; per path, the scipy row
     selection of ``path_features`` alone cost about 0.1 ms).
     """
     groups = dense_groups(ls.feature_names)
-    d = len(ls.feature_names)
     weights = np.asarray(weights, dtype=np.float64)
+    out: list[tuple[int, str]] = []
+    for lo in range(0, len(paths), chunk):
+        out.extend(_path_lines_chunk(ls, paths[lo : lo + chunk], weights, groups))
+    return out
+
+
+def _path_lines_chunk(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray,
+                      groups: list[tuple[str, int]]) -> list[tuple[int, str]]:
+    d = len(ls.feature_names)
     lengths = np.array([len(edges) for _, edges in paths], dtype=np.int64)
     path_off = np.zeros(len(paths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=path_off[1:])
-    path_edges = (np.concatenate([np.asarray(edges, np.int64) for _, edges in paths]) if paths
-                  else np.zeros(0, np.int64))
-    dense = _path_dense_sums(np.asarray(ls.dense), path_off, path_edges)
+    path_edges = np.concatenate([np.asarray(edges, np.int64) for _, edges in paths])
+    dense = _path_dense_sums(ls.dense, path_off, path_edges)
     # the words of every path's edges, in order, as vocabulary strings
     w_lo = ls.word_off[path_edges]
     w_len = ls.word_off[path_edges + 1] - w_lo
