@@ -20,8 +20,10 @@ from smtlib.decoder.lattice_bleu import (
     path_stats,
     prepare_references,
 )
-from smtlib.decoder.lattice_set import lattice_set_from_lattices
+from smtlib.decoder.decoder import format_kbest_line
+from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
 from smtlib.tuners.kbmira import background_bleu
+from smtlib.tuners.lattice_data import dense_groups, path_lines
 from smtlib.tuners.lbmert import LatticeLineSearch, LbMert, merge_envelope_paths
 from smtlib.tuners.lbmira import MiraState, run_passes
 from smtlib.tuners.mert_envelope import line_search
@@ -47,6 +49,34 @@ def _global_paths(ls, lats):
         for p in all_paths(lat):
             out.append((s, p, [base + e for e in p]))
     return out
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_path_lines_equal_the_per_path_features_and_words(sparse):
+    """The batched n-best lines of aggregated paths are those of ``LatticeSet.path_features/path_words``
+    per path (bit-identical dense sums, signed zeros included), whole-path edges too."""
+    rng = np.random.default_rng(7)
+    lats = [random_lattice(rng, s, n_nodes=6, extra=5, sparse=sparse) for s in range(3)]
+    lats[1].dense[0] = -0.0
+    lats[2].dense[:] *= 10.0 ** rng.integers(-9, 9, size=lats[2].dense.shape)
+    b = LatticeSetBuilder(3, lats[0].feature_names)
+    for lat in lats:
+        b.add_lattice(lat)
+    b.add_path(1, np.array([0.5, -0.0, 2.0]), {"cbin_2": 1.0} if sparse else {}, ["a", "new", "word"])
+    ls = b.build()
+    paths = [(s, np.array(p)) for s, _, p in _global_paths(ls, lats)]
+    paths += [(1, np.flatnonzero(ls.path_row >= 0)), (0, np.zeros(0, np.int64))]
+    weights = rng.normal(size=len(ls.all_feature_names))
+    d = len(ls.feature_names)
+    groups = dense_groups(ls.feature_names)
+    expected = []
+    for s, edges in paths:
+        h = ls.path_features(edges)
+        sp = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
+        expected.append((s, format_kbest_line(s, " ".join(ls.path_words(edges)), h[:d], sp, float(h @ weights), groups)))
+    assert path_lines(ls, paths, weights) == expected
+    assert path_lines(ls, paths, weights, chunk=3) == expected
+    assert path_lines(ls, [], weights) == []
 
 
 # ------------------------------------------------------------------------------------ envelopes

@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 
 from smtlib.bleu.stats import BleuSettings, preprocess
@@ -108,15 +109,70 @@ def dense_groups(names: Sequence[str]) -> list[tuple[str, int]]:
     return groups
 
 
-def path_lines(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray) -> list[tuple[int, str]]:
-    """(sentence, n-best line) of every path; the total is ``weights . h``."""
+@numba.njit(cache=True)
+def _path_dense_sums(dense, path_off, path_edges):
+    """(P, D) summed dense features of the paths ``path_edges[path_off[p]:path_off[p+1]]``.
+
+    Each row is summed from 0.0 in the path's edge order, as ``dense[edges].sum(axis=0)`` sums the
+    (C-ordered) rows it selects, so the sums are bit-identical to that per-path numpy call
+    (:meth:`LatticeSet.path_features`; a test checks it, signed zeros included).
+    """
+    n = path_off.shape[0] - 1
+    out = np.zeros((n, dense.shape[1]))
+    for p in range(n):
+        for k in range(path_off[p], path_off[p + 1]):
+            e = path_edges[k]
+            for j in range(dense.shape[1]):
+                out[p, j] = out[p, j] + dense[e, j]
+    return out
+
+
+def path_lines(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray,
+               chunk: int = 16384) -> list[tuple[int, str]]:
+    """(sentence, n-best line) of every path; the total is ``weights . h``.
+
+    The same lines as formatting each path from :meth:`LatticeSet.path_features` and
+    :meth:`LatticeSet.path_words`, with the dense sums and the words gathered ``chunk`` paths at a
+    time (lb-mert aggregates some 300k paths per step on 200 sentences; per path, the scipy row
+    selection of ``path_features`` alone cost about 0.1 ms).
+    """
     groups = dense_groups(ls.feature_names)
+    weights = np.asarray(weights, dtype=np.float64)
+    out: list[tuple[int, str]] = []
+    for lo in range(0, len(paths), chunk):
+        out.extend(_path_lines_chunk(ls, paths[lo : lo + chunk], weights, groups))
+    return out
+
+
+def _path_lines_chunk(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], weights: np.ndarray,
+                      groups: list[tuple[str, int]]) -> list[tuple[int, str]]:
     d = len(ls.feature_names)
+    lengths = np.array([len(edges) for _, edges in paths], dtype=np.int64)
+    path_off = np.zeros(len(paths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=path_off[1:])
+    path_edges = np.concatenate([np.asarray(edges, np.int64) for _, edges in paths])
+    dense = _path_dense_sums(ls.dense, path_off, path_edges)
+    # the words of every path's edges, in order, as vocabulary strings
+    w_lo = ls.word_off[path_edges]
+    w_len = ls.word_off[path_edges + 1] - w_lo
+    w_cum = np.zeros(len(path_edges) + 1, dtype=np.int64)
+    np.cumsum(w_len, out=w_cum[1:])
+    flat = np.arange(w_cum[-1], dtype=np.int64) - np.repeat(w_cum[:-1] - w_lo, w_len)
+    vocab = ls.vocab
+    tokens = [vocab[w] for w in ls.words[flat].tolist()]
+    word_bounds = w_cum[path_off].tolist()
+    has_sparse = ls.sparse.shape[1] > 0
+    no_sparse = np.zeros(0)
     out = []
-    for s, edges in paths:
-        h = ls.path_features(edges)
+    for p, (s, edges) in enumerate(paths):
+        if has_sparse:
+            sp_sum = np.asarray(ls.sparse[np.asarray(edges, np.int64)].sum(axis=0)).ravel()
+        else:
+            sp_sum = no_sparse
+        h = np.concatenate([dense[p], sp_sum])
         sparse = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
-        out.append((s, format_kbest_line(s, " ".join(ls.path_words(edges)), h[:d], sparse, float(h @ weights), groups)))
+        hyp = " ".join(tokens[word_bounds[p] : word_bounds[p + 1]])
+        out.append((s, format_kbest_line(s, hyp, h[:d], sparse, float(h @ weights), groups)))
     return out
 
 

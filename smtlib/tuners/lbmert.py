@@ -44,6 +44,10 @@ Cost (Multi30k dev, Medium, unpruned lattices, 20 restarts; CPU seconds, user + 
 edges) a line search is 0.54 s, a step about 10-11 CPU minutes. ``--jobs 2`` on two free cores:
 200 sentences 180.7 -> 115.5 s wall (the line search holds the GIL for almost none of its time;
 loading and writing stay sequential), so about 6-7 minutes of wall time per full-dev step.
+Around the line searches, a 200-sentence step also loads the lattices (about 5 s), scores paths
+(``path_stats``, about 7 s) and writes the ~290k aggregated paths (``--paths-out``: formatting about
+4 s, since the features and words are gathered in batches, was about 40 s; gzip about 5 s); a second
+iteration reads those paths back as whole-path edges in about 7 s.
 
 Dense features only, as MERT (n/a on Big in Tables 4-6).
 """
