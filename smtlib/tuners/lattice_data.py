@@ -24,7 +24,7 @@ from smtlib.decoder.lattice_bleu import LatticeReferences, fill_whole_path_stats
 from smtlib.decoder.lattice_reader import read_lattice_set
 from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines
+from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
 from smtlib.kbest.pool import read_pool
 
 _DENSE = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
@@ -198,7 +198,7 @@ def write_paths(out_path: str | os.PathLike, previous: Sequence[str | os.PathLik
         order += 1
         kept += 1
     lines.sort()
-    with atomic_output(out_path) as fh:
+    with atomic_output(out_path, compresslevel=LOOP_COMPRESSLEVEL) as fh:  # a loop file: written once, read once
         for _, _, line in lines:
             fh.write(line + "\n")
     return kept
