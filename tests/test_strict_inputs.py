@@ -153,7 +153,7 @@ def test_decoder_input_utf8_error_names_the_real_line(cli, tmp_path):
     (tmp_path / "in.txt").write_bytes(b"\n".join(lines) + b"\n")
     message = one_error_line(cli("decode", "--model", tmp_path / "model", "--weights", tmp_path / "w.txt",
                                  "--input", tmp_path / "in.txt", "--quiet"))
-    assert f"in.txt:5001: not valid UTF-8" in message
+    assert "in.txt:5001: not valid UTF-8" in message
 
 
 def test_a_decoding_error_names_the_input_line(tmp_path):

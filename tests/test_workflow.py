@@ -158,7 +158,7 @@ def test_dry_run_of_the_default_target_lists_every_job(tmp_path, data_dir):
 def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):
     run = "results/tune/fr-en/small/kbmira/default/s1"
     first = "results/tune/fr-en/small/first"
-    r = snakemake(tmp_path, "-n", f"{run}/it3/weights", f"results/tune/fr-en/small/mert/default/s1/it2/weights",
+    r = snakemake(tmp_path, "-n", f"{run}/it3/weights", "results/tune/fr-en/small/mert/default/s1/it2/weights",
                   configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
