@@ -156,6 +156,27 @@ def _count_block(m, coef, a0, a1, b0, b1, margin):
 
 
 @numba.njit(cache=True, nogil=True)
+def _model_scores(lo, n, order, dense, indptr, indices, data, w, m):
+    """Model scores ``w . h`` of a sentence's ``n`` hypotheses (rows ``order[lo:lo+n]``) into ``m``, and
+    the position of the pool's 1-best: the highest score, the first row on ties (KBestPool.best_indices)."""
+    n_dense = dense.shape[1]
+    best = 0
+    best_row = order[lo]
+    for i in range(n):
+        row = order[lo + i]
+        score = 0.0
+        for d in range(n_dense):
+            score += dense[row, d] * w[d]
+        for p in range(indptr[row], indptr[row + 1]):
+            score += data[p] * w[n_dense + indices[p]]
+        m[i] = score
+        if i > 0 and (score > m[best] or (score == m[best] and row < best_row)):
+            best = i
+            best_row = row
+    return best
+
+
+@numba.njit(cache=True, nogil=True)
 def _run_epoch(
     sentences, offsets, order, sorted_bleu, sep_hi, sep_lo, dense, indptr, indices, data, w, eta, margin
 ):
@@ -175,20 +196,7 @@ def _run_epoch(
         low = sep_lo[s]
         # "Decode" (re-score) the sentence's hypotheses with w_{t,i,0}.
         m = np.empty(n)
-        best = 0
-        best_row = order[lo]
-        for i in range(n):
-            row = order[lo + i]
-            score = 0.0
-            for d in range(n_dense):
-                score += dense[row, d] * w[d]
-            for p in range(indptr[row], indptr[row + 1]):
-                score += data[p] * w[n_dense + indices[p]]
-            m[i] = score
-            # the pool's 1-best: highest model score, first row on ties (KBestPool.best_indices)
-            if i > 0 and (score > m[best] or (score == m[best] and row < best_row)):
-                best = i
-                best_row = row
+        best = _model_scores(lo, n, order, dense, indptr, indices, data, w, m)
         onebest += sorted_bleu[lo + best]
         coef = np.zeros(n, dtype=np.int64)
         viol = 0
@@ -234,20 +242,7 @@ def _run_epoch_current(
         n = offsets[s + 1] - lo
         h = sep_hi[s]
         low = sep_lo[s]
-        best = 0
-        best_row = order[lo]
-        best_score = -np.inf
-        for i in range(n):
-            row = order[lo + i]
-            score = 0.0
-            for d in range(n_dense):
-                score += dense[row, d] * w[d]
-            for p in range(indptr[row], indptr[row + 1]):
-                score += data[p] * w[n_dense + indices[p]]
-            if i == 0 or score > best_score or (score == best_score and row < best_row):
-                best = i
-                best_row = row
-                best_score = score
+        best = _model_scores(lo, n, order, dense, indptr, indices, data, w, np.empty(n))
         onebest += sorted_bleu[lo + best]
         for a in range(0, low):
             b0 = h if a < h else low
