@@ -221,7 +221,7 @@ def _distinct_nb(values):
 @numba.njit(cache=True)
 def _value_texts_nb(values, digits, exps, fallback):
     """The text of every value, as ``(n, 16)`` bytes (zero padded: the longest ``.9g`` text,
-    ``-d.dddddddde-XXX``, has 16) and lengths, from
+    ``-d.dddddddde-308``, has 16) and lengths, from
     :func:`_g9_digits_nb`'s result; ``fallback`` holds the Python-formatted ones (``digits < 0``),
     in order, as a ``(bytes, offsets)`` table."""
     fb, fb_off = fallback

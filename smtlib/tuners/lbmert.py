@@ -41,12 +41,14 @@ for ``random_directions > 0``) so that no climb depends on the others' order.
 Cost (Multi30k dev, Medium, unpruned lattices, 20 restarts; CPU seconds, user + system;
 ``benchmarks/lattice_tuners.py``): a step on 200 sentences (1.59M edges) is 1,166 line searches,
 205 s CPU (0.117 s per line search, over 90 % of it the envelope pass); on all 1,014 sentences (8.07M
-edges) a line search is 0.54 s, a step about 10-11 CPU minutes. ``--jobs 2`` on two free cores:
+edges) a line search is 0.54 s, a step about 10-11 CPU minutes on a quiet machine (measured on a
+loaded one with ``--jobs 2``: 1,086 s CPU, 797 s wall, 1,417 line searches at 0.75 s). ``--jobs 2`` on two free cores:
 200 sentences 180.7 -> 115.5 s wall (the line search holds the GIL for almost none of its time;
 loading and writing stay sequential), so about 6-7 minutes of wall time per full-dev step.
 Around the line searches, a 200-sentence step also loads the lattices (about 5 s), scores paths
 (``path_stats``, about 7 s) and writes the ~290k aggregated paths (``--paths-out``: formatting about
-4 s, since the features and words are gathered in batches, was about 40 s; gzip about 5 s); a second
+4 s, since the features and words are gathered in batches, was about 40 s; gzip at the loop's level 1
+about 0.6 s, was 4.7 s at level 9); a second
 iteration reads those paths back as whole-path edges in about 7 s.
 
 Dense features only, as MERT (n/a on Big in Tables 4-6).
