@@ -41,7 +41,9 @@ first command that uses it (e.g. the first ``smtlib kbest add`` or lb-mert step)
 whose caches are warm (run a tiny ``--dev 30 --iterations 2`` of the same methods first).
 
 **The Table 4 estimate** costs every job ``snakemake -n results/table4.tsv`` plans under the default
-configuration (so it follows the workflow as it is) from the measured rows, per rule (:func:`estimate`):
+configuration (so it follows the workflow as it is; ``--configfile FILE`` merges a YAML file over it, for
+the runs and the plan alike, as ``snakemake --configfile`` does) from the measured rows, per rule
+(:func:`estimate`):
 
 - decodes (``decode_first``, ``decode_dev``, ``decode_dev_lattice``, ``decode_test``): a fixed part
   plus a per-sentence part. The fixed part is the CPU of decoding one sentence with the feature set's
@@ -79,12 +81,14 @@ pool's overhead), and ``decoder.backend: moses`` (this measures smtlib's decoder
                               [--iterations-of lbmert=4 ...] [--dev N] [--parallel 2]
                               [--rows EARLIER.tsv ... [--legacy-sentences 1014]]
                               [--out benchmarks/results/loop.tsv] [--label before]
+                              [--configfile cube.yaml]
 
 ``--methods`` with no names measures nothing but the short decodes and estimates from ``--rows``.
 ``--out`` writes this run's rows (one per method, rule, iteration and stage, with the sentences
 measured); ``--rows`` adds rows written earlier by ``--out`` to the estimate (a method measured in
 this run replaces its rows from the files), so the k-best methods measured in one run and the lattice
-and online ones in another combine into one estimate. ``--models`` holds ``fr-en-small``,
+and online ones in another combine into one estimate (rows measured under the same ``--configfile``:
+nothing checks that). ``--models`` holds ``fr-en-small``,
 ``fr-en-medium`` and ``fr-en-big`` model directories (default: ``resources/benchmarks/models``,
 built there from ``../shared/data`` with ``smtlib train`` when missing). Last line:
 ``table4_hours_2_cores: X`` (followed by ``(incomplete: ...)`` when something is not measured).
@@ -176,9 +180,25 @@ def decode_phases(stderr: str, cpu: float) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- the workflow's settings (rules/common.smk)
-def workflow_config() -> dict:
+def workflow_config(overlay: pathlib.Path | None = None) -> dict:
+    """``config/config.yaml``, with ``overlay`` merged over it as ``snakemake --configfile`` merges it
+    (nested mappings key by key, anything else replaced)."""
     with open(ROOT / "config" / "config.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        cfg = yaml.safe_load(fh)
+    if overlay is not None:
+        with open(overlay, encoding="utf-8") as fh:
+            merge_config(cfg, yaml.safe_load(fh) or {})
+    return cfg
+
+
+def merge_config(base: dict, over: dict) -> dict:
+    """``over`` merged into ``base`` in place: mappings recursively, other values replaced."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge_config(base[key], value)
+        else:
+            base[key] = value
+    return base
 
 
 def decoder_options(cfg: dict) -> list[str]:
@@ -582,10 +602,12 @@ def combine_rows(measured: list[dict], earlier: list[dict]) -> tuple[list[dict],
 
 
 # ---------------------------------------------------------------- the Table 4 estimate
-def planned_jobs(target: str = "results/table4.tsv") -> dict[str, list[str]]:
-    """``snakemake -n`` of the target under the default config: rule -> each job's wildcards."""
+def planned_jobs(target: str = "results/table4.tsv", configfile: pathlib.Path | None = None) -> dict[str, list[str]]:
+    """``snakemake -n`` of the target under the default config (plus ``configfile`` over it): rule -> each
+    job's wildcards."""
+    extra = ["--configfile", str(configfile.resolve())] if configfile is not None else []
     with tempfile.TemporaryDirectory() as tmp:
-        res = subprocess.run(["snakemake", "-n", "-s", str(ROOT / "Snakefile"), "-d", tmp, "--cores", "8",
+        res = subprocess.run(["snakemake", "-n", "-s", str(ROOT / "Snakefile"), "-d", tmp, "--cores", "8", *extra,
                               "--config", f"data_dir={SHARED}", "--", target], capture_output=True, text=True)
     if res.returncode != 0:
         sys.exit(f"snakemake -n failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
@@ -920,8 +942,11 @@ def main() -> None:
     ap.add_argument("--legacy-sentences", type=int,
                     help="dev sentences of --rows files written by an earlier loop.py (no sentences column)")
     ap.add_argument("--label", default="", help="a label written into the output rows (e.g. before/after)")
+    ap.add_argument("--configfile", type=pathlib.Path,
+                    help="a YAML file merged over config/config.yaml, as snakemake --configfile (e.g. another "
+                         "decoder search); used for the measured runs and the planned jobs alike")
     args = ap.parse_args()
-    cfg = workflow_config()
+    cfg = workflow_config(args.configfile)
     default_iterations = args.iterations or cfg["tuning"]["iterations"]
     fewer = iterations_of(args.iterations_of)
     for method in [*args.methods, *fewer]:
@@ -977,14 +1002,15 @@ def main() -> None:
     all_rows, notes = combine_rows(rows, earlier)
     if any(r.get("legacy") for r in earlier):
         notes.append(f"--rows of an earlier loop.py read as {args.legacy_sentences} dev sentences each")
-    jobs = planned_jobs()
+    jobs = planned_jobs(configfile=args.configfile)
     build = dirs["big"] / "build.json"
     build_seconds = json.loads(build.read_text())["total_seconds"] if build.exists() else 0.0
     est = estimate(jobs, all_rows, factors, build_seconds, 1014, 1000, cfg)
     if not build.exists():
         est.notes.append(f"no {build}: system building not counted")
     core_hours = sum(est.per_rule.values()) / 3600
-    print(f"\nTable 4 as planned by snakemake -n results/table4.tsv (default config): "
+    setting = f"default config + {args.configfile.name}" if args.configfile else "default config"
+    print(f"\nTable 4 as planned by snakemake -n results/table4.tsv ({setting}): "
           f"{sum(len(v) for v in jobs.values())} jobs")
     for rule, sec in sorted(est.per_rule.items(), key=lambda x: -x[1]):
         count = len(jobs.get(rule, [])) or 1

@@ -189,3 +189,18 @@ def test_rows_of_the_earlier_loop_py_are_read_with_their_sentences(loop, tmp_pat
         ("kbmira", 2, "load", "decode_dev"), ("kbmira", 2, "score", "decode_dev"),
         ("kbmira", 2, "merge", "tune"), ("kbmira", 2, "tune", "tune")]
     assert {r["sentences"] for r in rows} == {1014}
+
+
+def test_a_configfile_is_merged_over_the_workflow_config(loop, tmp_path):
+    overlay = tmp_path / "cube.yaml"
+    overlay.write_text("decoder: {search: cube, pop_limit: 200}\ntuning: {iterations: 3}\nmethods: [mert]\n",
+                       encoding="utf-8")
+    base = loop.workflow_config()
+    cfg = loop.workflow_config(overlay)
+    assert cfg["decoder"]["search"] == "cube" and cfg["decoder"]["pop_limit"] == 200
+    # keys the overlay does not name keep the workflow's values, as snakemake --configfile merges
+    assert cfg["decoder"]["stack_size"] == base["decoder"]["stack_size"]
+    assert cfg["tuning"]["k"] == base["tuning"]["k"] and cfg["tuning"]["iterations"] == 3
+    assert cfg["methods"] == ["mert"]
+    assert loop.decoder_options(cfg)[-4:] == ["--search", "cube", "--pop-limit", "200"]
+    assert "--search" not in loop.decoder_options(base)
