@@ -99,6 +99,25 @@ def test_backend_refusals(toy, tmp_path, cli):
     assert done.returncode == 2 and "exit status 3" in done.stderr and not (tmp_path / "k.gz").exists()
 
 
+def test_backend_passes_the_search_to_moses(toy, tmp_path, cli):
+    d, _, _, _ = toy
+    fake = tmp_path / "moses"  # records its arguments, then fails (its output is not looked at)
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\nexit 3\n")
+    fake.chmod(0o755)
+    base = ["decode", "--model", d / "model", "--weights", d / "w.txt", "--input", d / "in.txt", "--backend", "moses",
+            "--moses-bin", fake, "--stack-size", "50"]
+    for search, expected in ((["--search", "cube", "--pop-limit", "7"], "-search-algorithm 1 -cube-pruning-pop-limit 7"),
+                             ([], None)):
+        done = cli(*base, *search)
+        assert done.returncode == 2 and "exit status 3" in done.stderr
+        args = (tmp_path / "args").read_text()
+        assert "-s 50 " in args
+        if expected:
+            assert expected in args
+        else:
+            assert "-search-algorithm" not in args and "-cube-pruning-pop-limit" not in args
+
+
 def test_backend_lattices_from_the_moses_hypergraph(toy, tmp_path, cli):
     from smtlib.decoder.lattice import read_lattices
     from smtlib.decoder.lattice_paths import best_path

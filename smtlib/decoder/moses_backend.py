@@ -376,6 +376,8 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
         cmd = [str(binary), "-f", str(tmp / "moses.ini"), "-threads", str(jobs),
                "-s", str(config.stack_size or UNLIMITED_STACK), "-b", "0",
                "-distortion-limit", str(config.distortion_limit)]
+        if config.search == "cube":  # Moses's cube pruning, with our pop limit
+            cmd += ["-search-algorithm", "1", "-cube-pruning-pop-limit", str(config.pop_limit)]
         if kbest_out is not None:
             cmd += ["-n-best-list", str(tmp / "nbest.txt"), str(config.k)]
             if config.distinct:
