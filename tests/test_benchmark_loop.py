@@ -192,15 +192,16 @@ def test_rows_of_the_earlier_loop_py_are_read_with_their_sentences(loop, tmp_pat
 
 
 def test_a_configfile_is_merged_over_the_workflow_config(loop, tmp_path):
-    overlay = tmp_path / "cube.yaml"
-    overlay.write_text("decoder: {search: cube, pop_limit: 200}\ntuning: {iterations: 3}\nmethods: [mert]\n",
-                       encoding="utf-8")
     base = loop.workflow_config()
-    cfg = loop.workflow_config(overlay)
-    assert cfg["decoder"]["search"] == "cube" and cfg["decoder"]["pop_limit"] == 200
-    # keys the overlay does not name keep the workflow's values, as snakemake --configfile merges
-    assert cfg["decoder"]["stack_size"] == base["decoder"]["stack_size"]
-    assert cfg["tuning"]["k"] == base["tuning"]["k"] and cfg["tuning"]["iterations"] == 3
-    assert cfg["methods"] == ["mert"]
-    assert loop.decoder_options(cfg)[-4:] == ["--search", "cube", "--pop-limit", "200"]
-    assert "--search" not in loop.decoder_options(base)
+    for search, pop, expected in (("cube", 7, ["--search", "cube", "--pop-limit", "7"]), ("stack", 7, [])):
+        overlay = tmp_path / f"{search}.yaml"
+        overlay.write_text(f"decoder: {{search: {search}, pop_limit: {pop}}}\ntuning: {{iterations: 3}}\n"
+                           "methods: [mert]\n", encoding="utf-8")
+        cfg = loop.workflow_config(overlay)
+        assert cfg["decoder"]["search"] == search and cfg["decoder"]["pop_limit"] == pop
+        # keys the overlay does not name keep the workflow's values, as snakemake --configfile merges
+        assert cfg["decoder"]["stack_size"] == base["decoder"]["stack_size"]
+        assert cfg["tuning"]["k"] == base["tuning"]["k"] and cfg["tuning"]["iterations"] == 3
+        assert cfg["methods"] == ["mert"]
+        options = loop.decoder_options(cfg)
+        assert options[:2] == ["--stack-size", str(base["decoder"]["stack_size"])] and options[6:] == expected
