@@ -244,8 +244,9 @@ def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:
 
 # -- writing --------------------------------------------------------------------------------------
 #: gzip level of the tuning loop's k-best and lattice files (``smtlib decode``, ``smtlib kbest slice``)
-#: and of the lattice tuners' aggregated paths (``--paths-out``): each is written once and read once or twice. Level 9 cost 0.13 s CPU per 150 sentences' 100-best
-#: list (3.3 MB), a tenth of a cube-pruning decode; level 1 costs 0.02 s for 30 % more bytes.
+#: and of the lattice tuners' aggregated paths (``--paths-out``): each is written once and read once
+#: or twice. Level 9 cost 0.13 s CPU per 150 sentences' 100-best list (3.3 MB), a tenth of a
+#: cube-pruning decode; level 1 costs 0.02 s for 30 % more bytes.
 LOOP_COMPRESSLEVEL = 1
 
 @contextlib.contextmanager

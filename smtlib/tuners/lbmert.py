@@ -48,8 +48,8 @@ loading and writing stay sequential), so about 6-7 minutes of wall time per full
 Around the line searches, a 200-sentence step also loads the lattices (about 5 s), scores paths
 (``path_stats``, about 7 s) and writes the ~290k aggregated paths (``--paths-out``: formatting about
 4 s, since the features and words are gathered in batches, was about 40 s; gzip at the loop's level 1
-about 0.6 s, was 4.7 s at level 9); a second
-iteration reads those paths back as whole-path edges in about 7 s.
+about 0.6 s, was 4.7 s at level 9); a second iteration reads those paths back as whole-path edges
+in about 7 s.
 
 Dense features only, as MERT (n/a on Big in Tables 4-6).
 """

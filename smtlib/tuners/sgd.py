@@ -237,12 +237,16 @@ def _run_epoch_current(
     pairs = 0
     violated = 0
     onebest = 0.0
+    longest = 0
+    for s in sentences:
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    scores = np.empty(longest)  # one scratch buffer for every sentence's model scores (only the 1-best is used)
     for s in sentences:
         lo = offsets[s]
         n = offsets[s + 1] - lo
         h = sep_hi[s]
         low = sep_lo[s]
-        best = _model_scores(lo, n, order, dense, indptr, indices, data, w, np.empty(n))
+        best = _model_scores(lo, n, order, dense, indptr, indices, data, w, scores)
         onebest += sorted_bleu[lo + best]
         for a in range(0, low):
             b0 = h if a < h else low
