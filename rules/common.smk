@@ -669,7 +669,7 @@ wildcard_constraints:
     pair="|".join(PAIRS),
     fs="|".join(FEATURE_SETS),
     method="|".join(ALL_METHODS),
-    setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+0-9.eE]+",
+    setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+.A-Za-z0-9_]+",
     sample=r"\d+",
     it=r"[1-9]\d*",
     index="[01]",

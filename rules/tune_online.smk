@@ -2,9 +2,9 @@
 # iterative parameter mixing (McDonald et al. 2010): iteration it is one epoch; each of the method's
 # `shards` shards is a job that decodes its sentences one by one from the mixture of epoch it-1
 # (mira_start; it=1: the initial weights), updating after each, and a mixing job averages the shards:
-# it{it}/weights is the average of all weights seen so far (what the loop scores and keeps, via
-# decode_dev of it+1 and select_best in rules/tune.smk), it{it}/mixed.weights the next epoch's start,
-# it{it}/mira.json the running sums and each shard's pseudo-document.
+# it{it}/weights is the average of the weights seen in epoch it (`average: epoch`, as Moses; `all`: since
+# epoch 1), what the loop scores and keeps (decode_dev of it+1 and select_best in rules/tune.smk),
+# it{it}/mixed.weights the next epoch's start, it{it}/mira.json the sums and each shard's pseudo-document.
 
 
 rule mira_shard:

@@ -1,8 +1,9 @@
-"""The one exception type for bad user input.
+"""The exception types a command turns into one line on stderr.
 
 Every command catches :class:`InputError` at the top, prints its one-line message on stderr and
 exits with status 2 (see ``CONTRACT.md``). Library code raises it instead of ``assert`` or a bare
-``ValueError`` wherever the cause is a file or an option the user gave.
+``ValueError`` wherever the cause is a file or an option the user gave. :class:`TuningError` is a
+tuning step whose result is unusable (exit status 1): the input was valid, the method failed on it.
 """
 
 from __future__ import annotations
@@ -35,3 +36,8 @@ class InputError(Exception):
             where = self.path if self.line is None else f"{self.path}:{self.line}"
             where += ": "
         return where + self.message
+
+
+class TuningError(Exception):
+    """A tuning step produced weights no decoder can use: non-finite, all zero, or so small that the
+    model scores of every sentence's hypotheses tie. The message names the method and the step."""

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.variants import get_variant
-from smtlib.errors import InputError
+from smtlib.errors import InputError, TuningError
 from smtlib.kbest.format import FeatureGroup
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence
 from smtlib.tuners.kbmira import KbMira, background_bleu
@@ -138,9 +138,8 @@ def test_ties_and_equal_bleu_do_not_move(tmp_path):
 
 def test_all_zero_features_warns(tmp_path):
     pool = load(*write_case(tmp_path, [[(BAD[0], (0.0, 0.0)), (GOOD[0], (0.0, 0.0))]], REFS[:1]))
-    with pytest.warns(UserWarning, match="all-zero"):
-        result = KbMira(seed=0)(pool, np.zeros(2))
-    assert np.all(np.isfinite(result.weights))
+    with pytest.raises(TuningError, match="^kbmira, this step: the tuned weights are all zero"):
+        KbMira(seed=0)(pool, np.zeros(2))
 
 
 @pytest.mark.parametrize("bad", [{"epochs": 0}, {"C": 0.0}, {"decay": 1.5}, {"bleu_scale": "x"}, {"bg_initial": 0.0}])

@@ -7,7 +7,9 @@ pool) is in ``tests/test_tuners_common.py``; the pools come from ``tests/tuner_f
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from smtlib.errors import InputError
 from smtlib.tuners._losses import Features, sentence_bleu
 from smtlib.tuners.mr import MinimumRisk, _sgd_epoch, risk_objective
 from tests.tuner_fixtures import init_for, pool_from_arrays, separable_pool
@@ -49,7 +51,7 @@ def test_sgd_step_is_the_regularised_gradient_step():
 def test_lambda_is_divided_by_the_number_of_sentences():
     """Cherry & Foster's λ multiplies ||w||²/2 once for the whole sum over sentences."""
     pool = separable_pool(n_sentences=4, seed=13)
-    tuner = MinimumRisk(seed=0, restarts=1, max_epochs=1, eta0=0.05)
+    tuner = MinimumRisk(seed=0, restarts=1, max_epochs=1, eta0=0.05, bleu_scale=1.0)
     result = tuner(pool, init_for(pool))
     feats = Features(pool)
     cost = -sentence_bleu(pool, "bleu+1")
@@ -65,6 +67,21 @@ def test_lambda_is_divided_by_the_number_of_sentences():
     # the epoch improved the objective, so it is the one returned
     assert risk_objective(feats, pool.offsets, cost, w, 50.0)[0] < risk_objective(feats, pool.offsets, cost, init_for(pool), 50.0)[0]
     np.testing.assert_allclose(result.weights, w, rtol=1e-9, atol=1e-12)
+
+
+def test_bleu_scale_is_percent_by_default():
+    """The default objective is the paper's: λ = 50 with Δ in percent BLEU (= λ 0.5 with Δ in 0-1)."""
+    assert MinimumRisk.defaults["bleu_scale"] == 100.0 and MinimumRisk.defaults["l2"] == 50.0
+    pool = separable_pool(n_sentences=4, seed=13)
+    feats, init = Features(pool), init_for(pool)
+    cost = -sentence_bleu(pool, "bleu+1")
+    info = MinimumRisk(seed=0, restarts=1, max_epochs=1)(pool, init).info
+    np.testing.assert_allclose(info["objective_init"], risk_objective(feats, pool.offsets, 100 * cost, init, 50.0)[0])
+    np.testing.assert_allclose(info["objective_init"], 100 * risk_objective(feats, pool.offsets, cost, init, 0.5)[0])
+    info = MinimumRisk(seed=0, restarts=1, max_epochs=1, bleu_scale=1.0)(pool, init).info
+    np.testing.assert_allclose(info["objective_init"], risk_objective(feats, pool.offsets, cost, init, 50.0)[0])
+    with pytest.raises(InputError, match="bleu_scale"):
+        MinimumRisk(bleu_scale=0.0)(pool, init)
 
 
 def test_objective_decreases_and_separable():

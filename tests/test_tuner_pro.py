@@ -94,11 +94,17 @@ def test_interpolation_formula(tmp_path):
     """w = Ψ w_new + (1 - Ψ) w_old, with w_new rescaled to |w_old|_1 (same seed, same classifier)."""
     pool = separable(tmp_path)
     init = np.array([-1.0, 0.5])
-    new = Pro(seed=4, psi=1.0)(pool, init).weights
-    mixed = Pro(seed=4)(pool, init).weights
+    new = Pro(seed=4)(pool, init).weights  # the default, Ψ = 1 (Moses): the rescaled classifier weights
+    np.testing.assert_allclose(np.abs(new).sum(), np.abs(init).sum())
+    mixed = Pro(seed=4, psi=0.1)(pool, init).weights  # Hopkins & May's Ψ
     np.testing.assert_allclose(mixed, 0.1 * new + 0.9 * init)
-    zero = Pro(seed=4)(pool, np.zeros(2)).weights  # no previous weights: the classifier's, L1 = 1
+    zero = Pro(seed=4, psi=0.1)(pool, np.zeros(2)).weights  # no previous weights: the classifier's, L1 = 1
     np.testing.assert_allclose(zero, new / np.abs(new).sum())
+
+
+def test_default_psi_is_moses_no_interpolation():
+    """Moses's mert-moses.pl does not interpolate unless asked; Hopkins & May's 0.1 is a setting."""
+    assert Pro.defaults["psi"] == 1.0
 
 
 def test_sentence_scores_are_moses_smoothed(tmp_path):

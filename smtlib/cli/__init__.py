@@ -13,7 +13,7 @@ import importlib.util
 import sys
 
 from smtlib import __version__
-from smtlib.errors import InputError
+from smtlib.errors import InputError, TuningError
 
 #: sub-command name -> (module, one-line help). A new command is one module plus one line here.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -75,5 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"smtlib {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except TuningError as exc:
+        print(f"smtlib {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0

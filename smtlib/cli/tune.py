@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give either --kbest or --pool")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     tuner.progress = command_progress(f"smtlib tune {args.method}", args.quiet)
+    tuner.step = f"the step writing {args.out}"
     from smtlib.bleu.corpus import corpus_bleu
 
     references = read_references(args.refs)

@@ -20,8 +20,8 @@ Online MIRA (``mira``), one epoch of iterative parameter mixing::
 
 The first form runs every shard in this process; the second one shard (its result is JSON; ``--state``
 gives the shard the pseudo-document it ended the last epoch with); the third mixes the shards
-(``--out`` the average of all weights so far, ``--mixed-out`` the mixture the next epoch starts
-from, ``--state-out`` the running sums).
+(``--out`` the average of the epoch's weights, or of all epochs' with ``--set average=all``,
+``--mixed-out`` the mixture the next epoch starts from, ``--state-out`` the sums and pseudo-documents).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from smtlib.cli.common import add_search_options, bleu_settings, parse_assignmen
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.progress import command_progress
+from smtlib.tuners.base import check_tuned_weights
 from smtlib.tuners.registry import input_kind
 from smtlib.weights import read_weights, write_weights
 
@@ -83,14 +84,6 @@ def run(cls, args: argparse.Namespace) -> int:
     return _run_online(tuner, args)
 
 
-def _checked(tuner, weights: np.ndarray, init: np.ndarray, info: dict) -> tuple[np.ndarray, dict]:
-    """The base class's checks: finite weights; all-zero weights fall back to the initial ones."""
-    if not np.all(np.isfinite(weights)):
-        raise FloatingPointError(f"{tuner.name} produced non-finite weights")
-    if not np.any(weights):
-        print(f"warning: {tuner.name} produced all-zero weights; keeping the initial weights", file=sys.stderr)
-        return init.copy(), {**info, "fallback": "all-zero weights, kept init"}
-    return weights, info
 
 
 def _run_lattice(tuner, args: argparse.Namespace) -> int:
@@ -106,7 +99,9 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
     init = ls.weight_vector(init_weights)
     result = tuner.fit_lattices(ls, refs, init)
     tuner.progress.finish()
-    weights, info = _checked(tuner, result.weights, init, result.info)
+    # the base class's check, with every edge of the lattices as one group of scores
+    check_tuned_weights(tuner.name, result.weights, f"the step writing {args.out}", ls.edge_scores)
+    weights, info = result.weights, result.info
     out = dict(zip(ls.all_feature_names, map(float, weights), strict=True))
     for name, value in init_weights.items():
         out.setdefault(name, value)
@@ -123,6 +118,17 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_mixed(tuner, mixed: dict, out: str) -> None:
+    """The base class's check of both weight vectors a mixing step writes (no pool to score here)."""
+    for key in ("average", "mixed"):
+        check_tuned_weights(tuner.name, np.array(list(mixed[key].values())), f"the step writing {out} ({key} weights)")
+
+
+def _average_header(tuner, mixed: dict) -> str:
+    span = "all epochs" if tuner.accumulate else "this epoch"
+    return f"smtlib tune mira: average of the weights of {span}, {mixed['steps']} steps"
+
+
 def _run_online(tuner, args: argparse.Namespace) -> int:
     from smtlib.io import read_json, write_json
     from smtlib.tuners.mira import mix
@@ -131,8 +137,10 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         _require(args, "out")
         previous = read_json(args.state, "mira state") if args.state else None
         shards = [read_json(p, "mira shard result") for p in args.mix]
-        mixed = mix(shards, previous)
-        write_weights(args.out, mixed["average"], header=f"smtlib tune mira: average of all weights, {mixed['steps']} steps")
+        tuner._check()
+        mixed = mix(shards, previous, tuner.accumulate)
+        _check_mixed(tuner, mixed, args.out)
+        write_weights(args.out, mixed["average"], header=_average_header(tuner, mixed))
         if args.mixed_out:
             write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
         if args.state_out:
@@ -161,8 +169,9 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         results.append(tuner.run_shard(args.model, sources, references, init, shard, settings=settings, bg=bg,
                                        decoder_options=options))
     tuner.progress.finish()
-    mixed = mix(results, previous)
-    write_weights(args.out, mixed["average"], header=f"smtlib tune mira: average of all weights, {mixed['steps']} steps")
+    mixed = mix(results, previous, tuner.accumulate)
+    _check_mixed(tuner, mixed, args.out)
+    write_weights(args.out, mixed["average"], header=_average_header(tuner, mixed))
     if args.mixed_out:
         write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
     if args.state_out:

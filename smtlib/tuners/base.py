@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from smtlib.errors import InputError
+from smtlib.errors import InputError, TuningError
 from smtlib.progress import SILENT, Progress
 from smtlib.values import convert
 
@@ -45,6 +44,53 @@ class TuneResult:
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
+#: model-score differences at or below this tie (the decoder and rerank compare float64 sums)
+TIE_SPREAD = 1e-9
+#: ... unless the weights' direction itself ties every sentence (then there is nothing to rank)
+_DIRECTION_SPREAD = 1e-6
+
+
+def check_tuned_weights(method: str, weights: np.ndarray, step: str,
+                        scores: Callable[[np.ndarray], np.ndarray] | None = None,
+                        offsets: np.ndarray | None = None) -> None:
+    """Raise :class:`TuningError` for weights no decoder can use, naming ``method`` and ``step``.
+
+    Non-finite or all-zero weights, and weights so small that the model scores of the hypotheses of
+    every sentence tie (Moses issue 189: weights near 1e-39; ModernMT issue 75: zero weights
+    reported as a success): their largest within-sentence score difference on the input
+    (``scores(w)`` per row, rows grouped by ``offsets``; a lattice: all its edges as one group) is
+    at most :data:`TIE_SPREAD` while the same direction at unit scale separates hypotheses.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(weights))
+    if len(bad):
+        raise TuningError(f"{method}, {step}: the tuned weights are not finite ({len(bad)} of {len(weights)} "
+                          f"values are NaN or infinite)")
+    top = float(np.abs(weights).max()) if len(weights) else 0.0
+    if top == 0.0:
+        raise TuningError(f"{method}, {step}: the tuned weights are all zero (the model would score every "
+                          f"hypothesis 0)")
+    if scores is None:
+        return
+    spread_unit = _largest_spread(scores(weights / top), offsets)
+    spread = spread_unit * top
+    if spread_unit > _DIRECTION_SPREAD and spread <= TIE_SPREAD:
+        raise TuningError(f"{method}, {step}: the tuned weights are so small (largest |w| = {top:.3g}) that "
+                          f"the model scores of every sentence's hypotheses tie (largest difference "
+                          f"{spread:.3g})")
+
+
+def _largest_spread(values: np.ndarray, offsets: np.ndarray | None) -> float:
+    """The largest ``max - min`` of ``values`` within a group of ``offsets`` (one group if None)."""
+    if len(values) == 0:
+        return 0.0
+    if offsets is None:
+        return float(values.max() - values.min())
+    offsets = np.asarray(offsets, dtype=np.int64)
+    starts = offsets[:-1][np.diff(offsets) > 0]
+    return float((np.maximum.reduceat(values, starts) - np.minimum.reduceat(values, starts)).max())
+
+
 class Tuner(abc.ABC):
     """Base class: subclasses set ``name``, ``defaults``, a docstring citing their paper, and ``fit``."""
 
@@ -55,6 +101,8 @@ class Tuner(abc.ABC):
     supports_sparse: ClassVar[bool] = True
     #: where epoch/iteration/restart lines go (silent unless a command sets a real reporter)
     progress: Progress = SILENT
+    #: what a failed step is called in errors (the command sets its output file)
+    step: str = "this step"
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
         unknown = set(params) - set(self.defaults)
@@ -114,9 +162,7 @@ class Tuner(abc.ABC):
             result = self.fit(pool, init.copy())
         finally:
             self.progress.finish()
-        if not np.all(np.isfinite(result.weights)):
-            raise FloatingPointError(f"{self.name} produced non-finite weights")
-        if not np.any(result.weights):
-            warnings.warn(f"{self.name} produced all-zero weights; keeping the initial weights", stacklevel=2)
-            result = TuneResult(init.copy(), {**result.info, "fallback": "all-zero weights, kept init"})
+        from smtlib.tuners._losses import Features
+
+        check_tuned_weights(self.name, result.weights, self.step, Features(pool).scores, pool.offsets)
         return result

@@ -7,7 +7,12 @@ Cherry & Foster (2012, §2.4 and §4, "mr"); the loss is Och (2003, §6)'s and S
     Δ_i(e) = -BLEU_i(e)
 
 (Cherry & Foster's equation 4: the regulariser is *not* divided by the number of sentences n, so
-its relative weight falls as the tuning set grows). The per-sentence gradient is
+its relative weight falls as the tuning set grows). BLEU_i is in percent (``bleu_scale`` = 100), the
+scale on which the paper's λ = 50 and Figure 1's λ = 5 ... 5000 are given: with BLEU in 0-1 the same
+λ = 50 is a hundred times stronger (our λ = 0.5 in percent units). Measured on Multi30k fr-en
+Medium, full dev, 15 iterations (``smtlib/tuners/README.md``): λ = 50 on 0-1 BLEU stalls from
+iteration 4 with small weights and a flat k-best distribution, 0.5 dev BLEU below λ = 50 on percent
+BLEU; ``--set bleu_scale=1`` restores it. The per-sentence gradient is
 ``E[h Δ] - E[Δ] E[h]`` (their §2.4). Sentence BLEU is ``bleu+1`` (Lin & Och 2004), the add-1
 smoothed sentence BLEU that Cherry & Foster assume "unless otherwise stated" (§2): the loss needs
 a per-sentence score that is never undefined, and add-1 keeps the unigram precision (and so the
@@ -131,6 +136,7 @@ class MinimumRisk(Tuner):
         "eta0": 0.0,  # 0 = choose by one-epoch trials (Bottou); > 0 = fixed
         "eta0_sample": 1000,  # sentences used for the η0 trials (Bottou's sgd: 1,000)
         "sentence_bleu": "bleu+1",
+        "bleu_scale": 100.0,  # Δ_i = -bleu_scale * BLEU_i: percent, the scale of the paper's λ
     }
 
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
@@ -139,7 +145,9 @@ class MinimumRisk(Tuner):
         feats = Features(pool)
         dense, indptr, indices, data = feats.arrays()
         offsets = pool.offsets
-        cost = -sentence_bleu(pool, p["sentence_bleu"])
+        if not p["bleu_scale"] > 0:
+            raise InputError(f"{self.name}: bleu_scale must be > 0")
+        cost = -float(p["bleu_scale"]) * sentence_bleu(pool, p["sentence_bleu"])
         lam = float(p["l2"])
         if lam < 0:
             raise InputError(f"{self.name}: l2 must be >= 0")
