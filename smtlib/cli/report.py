@@ -158,6 +158,15 @@ def cmd_pro_mert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from smtlib.report.publish import publish
+
+    done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "")
+    print(f"smtlib report publish: {done['finished']} finished runs, {done['unfinished']} unfinished, "
+          f"tables: {', '.join(done['tables']) or 'none yet'} (commit {done['commit'][:12]})", file=sys.stderr)
+    return 0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
@@ -213,6 +222,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--paper", required=True, choices=("table4", "table5", "table6"), help="the paper's table")
     p.add_argument("--out", required=True, help="TSV")
     p.set_defaults(_action=cmd_paper)
+
+    p = sub.add_parser("publish", help="a workflow run's finished runs, tables, costs and commit, for the repository")
+    p.add_argument("--workdir", required=True, help="the directory snakemake ran in (a git checkout)")
+    p.add_argument("--pair", required=True, help="language pair of the runs, e.g. fr-en")
+    p.add_argument("--tables", nargs="*", default=[], help="table names whose files to copy, e.g. table4")
+    p.add_argument("--out", required=True, help="output directory, e.g. docs/results/table4")
+    p.add_argument("--command", help="the snakemake command that produced the run (recorded)")
+    p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")
     p.add_argument("--dims", type=int, nargs="+", help="feature dimensions (default: H&M's, 10 .. 1000)")

@@ -1,0 +1,218 @@
+"""Publish a workflow run's results for the repository: tables, per-run summaries, costs, provenance.
+
+A full table takes many hours and outlives a working session (issue 23); what it produced is
+committed as it completes, so that a lost machine costs only the runs in flight. This module reads a
+workflow directory (the one ``snakemake`` ran in: ``results/``, ``results/benchmarks/``, and its git
+checkout) and writes, for one language pair, into a directory meant to be tracked (``docs/results/``):
+
+- ``runs/<fs>/<method>/<setting>/s<sample>.json`` for every *finished* run (its ``summary.json``
+  exists): best iteration, dev BLEU per iteration (the learning curve), test BLEU per test set, the
+  kept weights;
+- ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours and the largest peak memory
+  (the rules' ``benchmark:`` files, Snakemake's ``cpu_time``, ``s`` and ``max_rss``);
+- the table files that exist (``results/<table>.tsv``, ``.md``, ``_vs_paper.tsv``, the extended
+  table) and the figures of the pair;
+- ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
+  and the counts of finished and unfinished runs.
+
+Nothing is recomputed: every number is read from the run's own outputs (never hand-edited).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+from collections import defaultdict
+
+from smtlib.errors import InputError
+from smtlib.io import atomic_output, read_json
+from smtlib.report.runs import read_curve
+from smtlib.weights import read_weights
+
+#: benchmark file (relative to ``results/benchmarks``) -> rule, for the rules of the tables' DAG
+_RULES = [
+    (re.compile(r"^systems/[^/]+/(prepare|align)\.tsv$"), lambda m, kind: f"train_{m.group(1)}"),
+    (re.compile(r"^systems/[^/]+/phrases\.[01]\.tsv$"), lambda m, kind: "train_phrases"),
+    (re.compile(r"^systems/[^/]+/lm\.[01]\.tsv$"), lambda m, kind: "train_lm"),
+    (re.compile(r"^systems/[^/]+/assemble\.[a-z]+\.tsv$"), lambda m, kind: "train_assemble"),
+    (re.compile(r"^systems/[^/]+/export_moses\.[a-z]+\.tsv$"), lambda m, kind: "export_moses"),
+    (re.compile(r"^tune/[^/]+/[^/]+/first/decode\.tsv$"), lambda m, kind: "decode_first"),
+    (re.compile(r"^tune/[^/]+/[^/]+/first/s\d+/first_sample\.tsv$"), lambda m, kind: "first_sample"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it(\d+)/decode\.tsv$"),
+     lambda m, kind: "decode_dev_lattice" if kind == "lattice" else "decode_dev"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it(\d+)/tune\.tsv$"),
+     lambda m, kind: "tune_lattice" if kind == "lattice" else ("tune_first" if m.group(1) == "1" else "tune")),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.shard\d+\.tsv$"), lambda m, kind: "mira_shard"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/test\.[^/]+\.decode\.tsv$"), lambda m, kind: "decode_test"),
+]
+
+
+def benchmark_rule(relative: str) -> str | None:
+    """The rule a benchmark file under ``results/benchmarks`` belongs to (None: not one of the tables')."""
+    from smtlib.tuners.registry import input_kind
+
+    parts = relative.split("/")
+    kind = ""
+    if parts[0] == "tune" and len(parts) > 3 and parts[3] != "first":
+        try:
+            kind = input_kind(parts[3])
+        except InputError:
+            kind = ""
+    for pattern, rule in _RULES:
+        m = pattern.match(relative)
+        if m:
+            return rule(m, kind)
+    return None
+
+
+def read_benchmark(path: str | os.PathLike) -> dict[str, float]:
+    """Snakemake's benchmark TSV (one row: ``s``, ``max_rss`` MB, ``cpu_time`` s, ...) as numbers."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    if len(rows) != 1:
+        raise InputError(f"a benchmark file has one row, this one {len(rows)}", path)
+
+    def number(key: str) -> float:
+        value = rows[0].get(key, "")
+        try:
+            return float(value)
+        except ValueError:
+            return 0.0  # Snakemake writes "NA" where it could not measure (a job too short to sample)
+
+    return {"s": number("s"), "max_rss": number("max_rss"), "cpu_time": number("cpu_time")}
+
+
+def rule_costs(workdir: str | os.PathLike, pair: str) -> list[dict]:
+    """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs."""
+    root = pathlib.Path(workdir) / "results" / "benchmarks"
+    totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
+                                                   "max_wall_s": 0.0})
+    for sub in ("systems", "tune"):
+        base = root / sub / pair
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.tsv")):
+            rule = benchmark_rule(path.relative_to(root).as_posix())
+            if rule is None:
+                continue
+            b = read_benchmark(path)
+            t = totals[rule]
+            t["jobs"] += 1
+            t["cpu_h"] += b["cpu_time"] / 3600
+            t["wall_h"] += b["s"] / 3600
+            t["max_rss_mb"] = max(t["max_rss_mb"], b["max_rss"])
+            t["max_wall_s"] = max(t["max_wall_s"], b["s"])
+    return [{"rule": rule, **values} for rule, values in sorted(totals.items())]
+
+
+def format_costs(costs: list[dict]) -> str:
+    lines = ["rule\tjobs\tcpu_hours\twall_hours\tmax_rss_mb\tmax_wall_s\n"]
+    for c in costs:
+        lines.append(f"{c['rule']}\t{c['jobs']}\t{c['cpu_h']:.3f}\t{c['wall_h']:.3f}\t{c['max_rss_mb']:.0f}\t"
+                     f"{c['max_wall_s']:.0f}\n")
+    total_cpu = sum(c["cpu_h"] for c in costs)
+    total_wall = sum(c["wall_h"] for c in costs)
+    lines.append(f"total\t{sum(c['jobs'] for c in costs)}\t{total_cpu:.3f}\t{total_wall:.3f}\t"
+                 f"{max((c['max_rss_mb'] for c in costs), default=0):.0f}\t"
+                 f"{max((c['max_wall_s'] for c in costs), default=0):.0f}\n")
+    return "".join(lines)
+
+
+def run_record(run_dir: str | os.PathLike) -> dict | None:
+    """A finished run's published summary (None while its ``summary.json`` is missing)."""
+    run_dir = pathlib.Path(run_dir)
+    if not (run_dir / "summary.json").exists():
+        return None
+    summary = read_json(run_dir / "summary.json", "run summary")
+    curve = read_curve(run_dir / "curve.tsv")
+    weights = read_weights(run_dir / "best.weights")
+    return {
+        **{k: summary[k] for k in ("pair", "fs", "method", "setting", "sample")},
+        "best_iteration": summary["best_iteration"],
+        "tune": summary["tune"],
+        "dev_bleu": [round(r["dev_bleu"], 4) for r in curve],
+        "tests": summary["tests"],
+        "test": summary["test"],
+        "signatures": summary.get("signatures", []),
+        "best_weights": {name: float(value) for name, value in weights.items()},
+    }
+
+
+def run_dirs(workdir: str | os.PathLike, pair: str) -> list[pathlib.Path]:
+    """Every run directory of ``pair`` (``results/tune/<pair>/<fs>/<method>/<setting>/s<N>``)."""
+    base = pathlib.Path(workdir) / "results" / "tune" / pair
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.glob("*/*/*/s*") if p.is_dir() and p.parts[-3] != "first")
+
+
+def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
+    """The commit of the git checkout the workflow ran from and whether its tracked files were unchanged."""
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", os.fspath(workdir), *args], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise InputError(f"not a git checkout ({out.stderr.strip()})", workdir)
+        return out.stdout.strip()
+
+    return git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no") == ""
+
+
+def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
+            command: str = "") -> dict:
+    """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring).
+
+    Returns counts: ``finished`` and ``unfinished`` runs, ``tables`` copied.
+    """
+    workdir = pathlib.Path(workdir)
+    out = pathlib.Path(out_dir)
+    if not (workdir / "results").is_dir():
+        raise InputError("no results/ directory: not a workflow directory", workdir)
+    commit, clean = checkout_state(workdir)
+    finished, unfinished = [], []
+    for run_dir in run_dirs(workdir, pair):
+        record = run_record(run_dir)
+        name = run_dir.relative_to(workdir / "results" / "tune" / pair)
+        if record is None:
+            unfinished.append(name.as_posix())
+            continue
+        finished.append(name.as_posix())
+        with atomic_output(out / "runs" / f"{name.as_posix()}.json") as fh:
+            json.dump(record, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+    with atomic_output(out / "costs.tsv") as fh:
+        fh.write(format_costs(rule_costs(workdir, pair)))
+    copied = []
+    for table in tables:
+        for suffix in (".tsv", ".md", "_vs_paper.tsv", "_extended.tsv", "_extended.md"):
+            src = workdir / "results" / f"{table}{suffix}"
+            if src.exists():
+                _copy(src, out / src.name)
+                copied.append(src.name)
+    figures = workdir / "results" / "figures"
+    if figures.is_dir():
+        for src in sorted(figures.glob(f"*{pair}*")):
+            if src.is_file():
+                _copy(src, out / "figures" / src.name)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with atomic_output(out / "PROVENANCE.md") as fh:
+        fh.write(f"# Provenance of these results ({pair})\n\n")
+        fh.write(f"- Produced by commit `{commit}`" + ("" if clean else " **with uncommitted changes**") + ".\n")
+        if command:
+            fh.write(f"- Command: `{command}`\n")
+        fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
+        fh.write(f"- Runs finished: {len(finished)}; in flight or not started: {len(unfinished)}.\n")
+        fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
+        fh.write("- `costs.tsv`: per rule, the CPU and wall hours and the largest peak memory of the jobs that "
+                 "ran (Snakemake's benchmark files).\n")
+    return {"finished": len(finished), "unfinished": len(unfinished), "tables": copied, "commit": commit}
+
+
+def _copy(src: pathlib.Path, dst: pathlib.Path) -> None:
+    with open(src, "rb") as fin, atomic_output(dst, binary=True) as fout:
+        shutil.copyfileobj(fin, fout)

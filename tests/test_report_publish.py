@@ -1,0 +1,99 @@
+"""``smtlib report publish``: a workflow run's finished runs, costs and commit, ready to be committed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from smtlib.report.publish import benchmark_rule, publish, rule_costs
+from smtlib.report.runs import format_curve
+
+BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def _bench(path, seconds, rss, cpu):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(BENCH_HEADER + f"{seconds}\t0:00:01\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
+
+
+def _run(base, method, iterations, finished):
+    run = base / "results" / "tune" / "fr-en" / "medium" / method / "default" / "s0"
+    run.mkdir(parents=True)
+    scores = [40.0 + i for i in range(iterations + 1)]
+    if finished:
+        meta = {"pair": "fr-en", "fs": "medium", "method": method, "setting": "default", "sample": "0"}
+        results = [{"score": s, "signature": "sig"} for s in scores]
+        (run / "curve.tsv").write_text(format_curve(results, iterations, meta))
+        (run / "best.weights").write_text("# best\nLM0_0 0.5\nWordPenalty0_0 -1.25\n")
+        (run / "summary.json").write_text(json.dumps({**meta, "tune": scores[-1], "best_iteration": iterations,
+                                                      "iterations": iterations, "tests": {"t1": 30.0, "t2": 32.0},
+                                                      "test": 31.0, "signatures": ["sig"]}))
+    return run
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    base = tmp_path / "wf"
+    base.mkdir()
+    subprocess.run(["git", "init", "-q", str(base)], check=True)
+    (base / "Snakefile").write_text("# workflow\n")
+    subprocess.run(["git", "-C", str(base), "add", "Snakefile"], check=True)
+    subprocess.run(["git", "-C", str(base), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+                   check=True)
+    _run(base, "kbmira", 2, finished=True)
+    _run(base, "lbmert", 1, finished=False)
+    bench = base / "results" / "benchmarks"
+    _bench(bench / "systems/fr-en/align.tsv", 20, 300, 36)
+    _bench(bench / "tune/fr-en/medium/first/decode.tsv", 10, 400, 18)
+    _bench(bench / "tune/fr-en/medium/kbmira/default/s0/it2/decode.tsv", 5, 450, 9)
+    _bench(bench / "tune/fr-en/medium/kbmira/default/s0/it3/decode.tsv", 7, 470, 9)
+    _bench(bench / "tune/fr-en/medium/kbmira/default/s0/it1/tune.tsv", 2, 200, 1.8)
+    _bench(bench / "tune/fr-en/medium/lbmert/default/s0/it1/decode.tsv", 8, 900, 14.4)
+    _bench(bench / "tune/fr-en/medium/lbmert/default/s0/it1/tune.tsv", 60, 2000, "NA")
+    _bench(bench / "tune/de-en/medium/first/decode.tsv", 99, 9999, 99)  # another pair: not counted
+    (base / "results" / "table4.tsv").write_text("method\tTune\n")
+    return base
+
+
+def test_rules_of_benchmark_files():
+    assert benchmark_rule("systems/fr-en/phrases.1.tsv") == "train_phrases"
+    assert benchmark_rule("tune/fr-en/big/first/s3/first_sample.tsv") == "first_sample"
+    assert benchmark_rule("tune/fr-en/big/kbmira/default/s3/it1/tune.tsv") == "tune_first"
+    assert benchmark_rule("tune/fr-en/big/kbmira/C=0.1/s3/it4/tune.tsv") == "tune"
+    assert benchmark_rule("tune/fr-en/big/lbmira/default/s3/it4/tune.tsv") == "tune_lattice"
+    assert benchmark_rule("tune/fr-en/big/lbmira/default/s3/it4/decode.tsv") == "decode_dev_lattice"
+    assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/decode.tsv") == "decode_dev"
+    assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.shard7.tsv") == "mira_shard"
+    assert benchmark_rule("tune/fr-en/big/mr/default/s0/test.test2017.decode.tsv") == "decode_test"
+    assert benchmark_rule("figures/pro_mert.tsv") is None
+
+
+def test_costs_per_rule(workdir):
+    costs = {c["rule"]: c for c in rule_costs(workdir, "fr-en")}
+    assert costs["decode_dev"]["jobs"] == 2 and costs["decode_dev"]["cpu_h"] == pytest.approx(18 / 3600)
+    assert costs["decode_dev"]["max_rss_mb"] == 470 and costs["decode_dev"]["max_wall_s"] == 7
+    assert costs["tune_lattice"]["cpu_h"] == 0.0 and costs["tune_lattice"]["max_rss_mb"] == 2000  # NA cpu
+    assert costs["decode_first"]["max_rss_mb"] == 400  # de-en's file is not fr-en's
+    assert set(costs) == {"train_align", "decode_first", "decode_dev", "tune_first", "decode_dev_lattice",
+                          "tune_lattice"}
+
+
+def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path):
+    out = tmp_path / "docs" / "table4"
+    done = publish(workdir, "fr-en", out, ["table4"], command="snakemake --cores 2 -- results/table4.tsv")
+    assert done["finished"] == 1 and done["unfinished"] == 1 and done["tables"] == ["table4.tsv"]
+    record = json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())
+    assert record["dev_bleu"] == [40.0, 41.0, 42.0] and record["best_iteration"] == 2
+    assert record["tests"] == {"t1": 30.0, "t2": 32.0} and record["best_weights"] == {"LM0_0": 0.5,
+                                                                                      "WordPenalty0_0": -1.25}
+    assert not (out / "runs/medium/lbmert").exists()
+    commit = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert f"`{commit.strip()}`." in provenance and "Runs finished: 1; in flight or not started: 1" in provenance
+    assert (out / "table4.tsv").read_text() == "method\tTune\n"
+    assert (out / "costs.tsv").read_text().splitlines()[-1].startswith("total\t7\t")
+    (workdir / "Snakefile").write_text("# changed\n")
+    publish(workdir, "fr-en", out, ["table4"])
+    assert "with uncommitted changes" in (out / "PROVENANCE.md").read_text()
