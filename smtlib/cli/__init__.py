@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decode": ("smtlib.cli.decode", "translate with a phrase-based model: 1-best, k-best and lattices"),
     "data": ("smtlib.cli.data", "corpora with checksums, dev sub-samples and initial weights for the workflow"),
     "sgd": ("smtlib.cli.sgd", "sharded pairwise-ranking SGD on the training set (Simianer et al. 2012), step by step"),
+    "compare": ("smtlib.cli.compare", "compare systems tuned several times: mean, s_sel, s_opt, randomization p (MultEval)"),
     "report": ("smtlib.cli.report", "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"),
 }
 

@@ -1,0 +1,308 @@
+"""Comparing systems tuned several times: mean, s_sel, s_opt and a stratified randomization test.
+
+Clark, Dyer, Lavie & Smith (2011), "Better Hypothesis Testing for Statistical Machine Translation:
+Controlling for Optimizer Instability" (ACL), and their tool MultEval (``multeval eval``), which
+Cherry & Foster (2012, §4.3) follow in running every cell several times. Each system is a group of
+R optimizer replicas (test-set outputs of R tuning runs); for each system and metric:
+
+mean
+    The average over replicas of the replica's corpus score (MultEval's ``AVG``).
+s_sel
+    Test-set selection variance (Clark et al., §3): for each replica, the sample standard deviation
+    (Bessel's n - 1, as MultEval's ``MathUtils.stddev``) of the corpus score over ``boot_samples``
+    bootstrap resamples of the test sentences (drawn with replacement, as many as there are), then
+    the arithmetic mean of these standard deviations over the replicas (MultEval's
+    ``RESAMPLED_STDDEV_AVG``).
+s_opt
+    Optimizer instability: the sample standard deviation (n - 1) of the R replica scores
+    (MultEval's ``STDDEV``); undefined (NaN, printed ``-``) for one replica.
+p
+    Approximate randomization against the baseline over all replicas at once (Clark et al., §4):
+    the statistic is the difference of the two systems' scores on the concatenation of their R
+    outputs (summed statistics of all replicas, not the mean of replica scores), and a shuffle
+    exchanges sentence i of replica r of one system with sentence i of replica r of the other, each
+    (sentence, replica) pair independently with probability 1/2
+    (:func:`smtlib.bleu.randomization.paired_randomization`). The two systems must have the same
+    number of replicas; replica r of the one is paired with replica r of the other.
+
+Metrics (:data:`METRICS`) score summed additive per-sentence statistics (:data:`STATISTICS`): BLEU
+(:func:`smtlib.bleu.corpus.bleu_from_stats`, sacrebleu's) and the length ratio (hypothesis length
+over effective reference length, MultEval's ``Length``), both from the BLEU statistics row. A metric
+with other additive statistics (chrF, TER) is one :data:`STATISTICS` entry for its rows and one
+:data:`METRICS` entry for its score; statistics shared by several metrics are computed once and every
+metric sees the same bootstrap resamples and shuffles. Scores are 0-1 here (the length ratio is the
+ratio), 0-100 when printed.
+
+Deviations from MultEval (``jhclark/multeval``, read at its ``StratifiedApproximateRandomizationTest``,
+``BootstrapResampler``, ``MultEvalModule``, ``MathUtils`` and ``AsciiTable``):
+
+* The shuffle. MultEval's current test also permutes each sentence's replicas before swapping and
+  reads the second pseudo-system through the inverse permutation, so when the permutation is not an
+  involution (a 3-cycle, a third of the sentences for R = 3) the two pseudo-systems are not
+  complements: some hypotheses count twice and others not at all. That narrows the null distribution;
+  on MultEval's example (baseline vs system 1, Length) it gives p = 0.090 where the exchange of
+  complementary pairs used here (MultEval's earlier test, and the first pseudo-system of its current
+  one) gives p = 0.097 (100,000 shuffles each; ``tests/test_compare.py`` re-enacts both).
+* p-value ties: ``ties="count"`` (Riezler & Maxwell's ``>=``) is the default, so identical systems get
+  p = 1; ``ties="strict"`` is MultEval's ``>`` (identical systems get 1 / (shuffles + 1), printed
+  0.00). Both add one to numerator and denominator, as MultEval does.
+* Random numbers: MultEval seeds nothing; here everything follows ``seed``. The same bootstrap
+  resamples serve every replica of every system, and each comparison with the baseline starts from
+  the same seed, so a system's numbers do not depend on which other systems are compared.
+* ``boot_samples`` defaults to 1,000 (MultEval: 10,000); s_sel's Monte-Carlo error is then about
+  s_sel / sqrt(2 * boot_samples * R).
+* BLEU is sacrebleu's (:mod:`smtlib.bleu.corpus`) with the project's tokenization and case settings;
+  MultEval's jBLEU (mteval-v13a without tokenization) equals it on pre-tokenized lowercased text
+  with ``--tokenize none`` apart from smoothing of zero n-gram matches, which never occurs on a
+  test set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from smtlib.bleu.corpus import bleu_from_stats
+from smtlib.bleu.randomization import TIES, paired_randomization
+from smtlib.bleu.stats import HYP_LEN, REF_LEN, STATS_WIDTH, BleuSettings, compute_stats
+from smtlib.errors import InputError
+
+
+@dataclasses.dataclass(frozen=True)
+class Statistics:
+    """Additive per-sentence statistics: ``compute(hypotheses, references, settings)`` gives
+    ``(N, width)`` rows whose column sums a corpus metric scores."""
+
+    width: int
+    compute: Callable[[Sequence[str], Sequence[Sequence[str]], BleuSettings], np.ndarray]
+
+
+def _bleu_rows(hypotheses: Sequence[str], references: Sequence[Sequence[str]], settings: BleuSettings) -> np.ndarray:
+    return compute_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
+
+
+def length_ratio(stats: np.ndarray) -> float:
+    """Hypothesis length over effective reference length of a summed BLEU statistics row
+    (MultEval's ``Length``, there times 100)."""
+    return float(stats[HYP_LEN]) / float(stats[REF_LEN]) if stats[REF_LEN] > 0 else float("nan")
+
+
+#: name -> per-sentence additive statistics
+STATISTICS: dict[str, Statistics] = {"bleu": Statistics(STATS_WIDTH, _bleu_rows)}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplicaMetric:
+    """A corpus metric computed from summed additive per-sentence statistics.
+
+    Attributes
+    ----------
+    title
+        Column title (MultEval's metric name).
+    statistics
+        Key of :data:`STATISTICS` whose rows the metric sums.
+    score
+        One summed statistics row -> the corpus score (0-1 scale; printed times 100).
+    bigger_is_better
+        Direction, shown as an arrow in the LaTeX table (None: neither, as for the length ratio).
+    """
+
+    title: str
+    statistics: str
+    score: Callable[[np.ndarray], float]
+    bigger_is_better: bool | None = True
+
+
+#: name -> metric; ``smtlib compare --metrics`` reads its choices and defaults from here.
+METRICS: dict[str, ReplicaMetric] = {
+    "bleu": ReplicaMetric("BLEU", "bleu", bleu_from_stats),
+    "length": ReplicaMetric("Length", "bleu", length_ratio, None),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """The chosen metrics, and where each :data:`STATISTICS` entry they need sits in a system's
+    concatenated statistics rows (each entry once, however many metrics read it)."""
+
+    metrics: tuple[str, ...]
+    columns: dict[str, slice]  # statistics name -> its columns
+
+    @classmethod
+    def of(cls, metrics: Sequence[str]) -> Layout:
+        if not metrics:
+            raise InputError("no metric chosen")
+        unknown = [m for m in metrics if m not in METRICS]
+        if unknown:
+            raise InputError(f"unknown metric {unknown[0]!r} (choose from {', '.join(METRICS)})")
+        if len(set(metrics)) != len(metrics):
+            raise InputError("a metric is chosen twice")
+        columns, start = {}, 0
+        for name in dict.fromkeys(METRICS[m].statistics for m in metrics):
+            columns[name] = slice(start, start + STATISTICS[name].width)
+            start += STATISTICS[name].width
+        return cls(tuple(metrics), columns)
+
+    def rows(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]], settings: BleuSettings) -> np.ndarray:
+        """``(N, W)`` statistics of one output: every needed :data:`STATISTICS` entry, side by side."""
+        return np.hstack([STATISTICS[name].compute(hypotheses, references, settings) for name in self.columns])
+
+    def score(self, sums: np.ndarray) -> np.ndarray:
+        """``(K, P)`` scores of ``(K, W)`` summed rows, one column per metric."""
+        out = np.empty((len(sums), len(self.metrics)))
+        for j, name in enumerate(self.metrics):
+            metric = METRICS[name]
+            cols = self.columns[metric.statistics]
+            out[:, j] = [metric.score(row[cols]) for row in sums]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemResult:
+    """One system's row of the comparison; arrays have one entry per metric (0-1 scale)."""
+
+    name: str
+    replicas: np.ndarray  # (R, P) corpus score of each replica
+    mean: np.ndarray
+    s_sel: np.ndarray
+    s_opt: np.ndarray
+    p_value: np.ndarray | None  # None for the baseline
+
+
+def bootstrap_counts(n_items: int, samples: int, seed: int, block: int = 500):
+    """Blocks of bootstrap resamples as ``(k, n_items)`` count matrices: each resample draws
+    ``n_items`` items with replacement (Efron & Tibshirani 1993; Koehn 2004)."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < samples:
+        k = min(block, samples - done)
+        draws = rng.integers(0, n_items, size=(k, n_items)) + (np.arange(k) * n_items)[:, None]
+        yield np.bincount(draws.ravel(), minlength=k * n_items).reshape(k, n_items).astype(np.float64)
+        done += k
+
+
+def selection_sd(stats: np.ndarray, score: Callable[[np.ndarray], np.ndarray], *, samples: int = 1000, seed: int = 0) -> np.ndarray:
+    """s_sel: the mean over replicas of the bootstrap standard deviation of each replica's score.
+
+    ``stats`` is ``(R, N, W)``; ``score`` maps ``(K, W)`` sums to ``(K, P)``. Returns ``(P,)``.
+    """
+    if samples < 2:
+        raise InputError(f"bootstrap samples must be >= 2, got {samples}")
+    scores = [[] for _ in range(len(stats))]
+    for counts in bootstrap_counts(stats.shape[1], samples, seed):
+        for r, replica in enumerate(stats):
+            scores[r].append(score(counts @ replica))
+    return np.mean([np.vstack(s).std(axis=0, ddof=1) for s in scores], axis=0)
+
+
+def paired_bootstrap(
+    stats_a: np.ndarray, stats_b: np.ndarray, score: Callable[[np.ndarray], np.ndarray], *, samples: int = 1000, seed: int = 0
+) -> np.ndarray:
+    """p-values of Koehn's (2004) paired bootstrap test as sacrebleu's ``--paired-bs`` computes them
+    (Moses's ``bootstrap-hypothesis-difference-significance.pl``): resample the sentences of both
+    systems alike; the centred absolute differences |d*| - mean |d*| that exceed the observed |d|,
+    plus one, over ``samples`` + 1. ``stats_a``/``stats_b`` are ``(N, W)``; returns ``(P,)``."""
+    observed = np.abs(score(stats_a.sum(axis=0)[None]) - score(stats_b.sum(axis=0)[None]))[0]
+    diffs = np.vstack([np.abs(score(c @ stats_a) - score(c @ stats_b)) for c in bootstrap_counts(len(stats_a), samples, seed)])
+    return ((diffs - diffs.mean(axis=0) > observed).sum(axis=0) + 1) / (samples + 1)
+
+
+def _summary(name: str, stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> tuple:
+    replicas = layout.score(stats.sum(axis=1))
+    s_opt = replicas.std(axis=0, ddof=1) if len(replicas) > 1 else np.full(replicas.shape[1], np.nan)
+    return replicas, replicas.mean(axis=0), selection_sd(stats, layout.score, samples=boot_samples, seed=seed), s_opt
+
+
+def compare_systems(
+    baseline: np.ndarray,
+    systems: Mapping[str, np.ndarray],
+    layout: Layout,
+    *,
+    baseline_name: str = "baseline",
+    ar_shuffles: int = 10_000,
+    boot_samples: int = 1000,
+    seed: int = 0,
+    ties: str = "count",
+) -> list[SystemResult]:
+    """The baseline's row and one row per system, with p-values against the baseline.
+
+    Parameters
+    ----------
+    baseline, systems
+        ``(R, N, W)`` statistics (:meth:`Layout.rows` of each replica's output), all with the same
+        R and N.
+    layout
+        The metrics and where their statistics sit.
+    ar_shuffles, boot_samples, seed, ties
+        Randomization shuffles, bootstrap resamples, the seed of both, the p-value convention
+        (:data:`smtlib.bleu.randomization.TIES`).
+    """
+    if ties not in TIES:
+        raise InputError(f"unknown tie convention {ties!r} (choose from {', '.join(TIES)})")
+    results = [SystemResult(baseline_name, *_summary(baseline_name, baseline, layout, boot_samples, seed), None)]
+    flat_base = baseline.reshape(-1, baseline.shape[-1])  # replica-major rows: (replica, sentence)
+    for name, stats in systems.items():
+        if stats.shape != baseline.shape:
+            raise InputError(f"system {name!r} has {stats.shape[0]} replicas of {stats.shape[1]} sentences, "
+                             f"the baseline {baseline.shape[0]} of {baseline.shape[1]}")
+        _, p = paired_randomization(flat_base, stats.reshape(flat_base.shape), layout.score,
+                                    trials=ar_shuffles, seed=seed, ties=ties)
+        results.append(SystemResult(name, *_summary(name, stats, layout, boot_samples, seed), p))
+    return results
+
+
+# -- tables -----------------------------------------------------------------------------------------
+# MultEval's rounding (its README): one decimal for scores and standard deviations, two for p-values.
+def _cell(result: SystemResult, j: int) -> str:
+    s_opt = "-" if np.isnan(result.s_opt[j]) else f"{100 * result.s_opt[j]:.1f}"
+    p = "-" if result.p_value is None else f"{result.p_value[j]:.2f}"
+    return f"{100 * result.mean[j]:.1f} ({100 * result.s_sel[j]:.1f}/{s_opt}/{p})"
+
+
+def format_text(results: Sequence[SystemResult], layout: Layout) -> str:
+    """MultEval's ASCII table: ``n=R``, then per metric ``mean (s_sel/s_opt/p)`` in columns of 23."""
+    first = max(15, max(len(r.name) for r in results) + 1)
+    header = [f"n={len(results[0].replicas)}"] + [f"{METRICS[m].title} (s_sel/s_opt/p)" for m in layout.metrics]
+    lines = [header] + [[r.name] + [_cell(r, j) for j in range(len(layout.metrics))] for r in results]
+    return "".join((row[0].ljust(first) + "".join(c.ljust(23) for c in row[1:])).rstrip() + "\n" for row in lines)
+
+
+def format_tsv(results: Sequence[SystemResult], layout: Layout) -> str:
+    """One line per system and metric, unrounded (scores 0-100): system, metric, n, mean, s_sel, s_opt,
+    p (``-`` for the baseline), then the replica scores (comma-separated)."""
+    lines = ["system\tmetric\tn\tmean\ts_sel\ts_opt\tp\treplicas\n"]
+    for r in results:
+        for j, m in enumerate(layout.metrics):
+            p = "-" if r.p_value is None else f"{r.p_value[j]:.6f}"
+            replicas = ",".join(f"{100 * x:.6f}" for x in r.replicas[:, j])
+            lines.append(f"{r.name}\t{m}\t{len(r.replicas)}\t{100 * r.mean[j]:.6f}\t{100 * r.s_sel[j]:.6f}\t"
+                         f"{100 * r.s_opt[j]:.6f}\t{p}\t{replicas}\n")
+    return "".join(lines)
+
+
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\^{}", "\\": r"\textbackslash{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def format_latex(results: Sequence[SystemResult], layout: Layout, note: str = "") -> str:
+    """A ``tabular`` in MultEval's layout (metric, system, mean, s_sel, s_opt, p), MultEval's rounding;
+    no package beyond LaTeX itself. ``note`` becomes a leading ``%`` comment."""
+    out = [f"% {line}\n" for line in note.splitlines()]
+    out.append("\\begin{tabular}{llrrrr}\n\\hline\n")
+    out.append("Metric & System & Avg & $\\overline{s}_\\mathrm{sel}$ & $s_\\mathrm{opt}$ & $p$-value \\\\\n\\hline\n")
+    for j, m in enumerate(layout.metrics):
+        metric = METRICS[m]
+        arrow = {True: " $\\uparrow$", False: " $\\downarrow$", None: ""}[metric.bigger_is_better]
+        for i, r in enumerate(results):
+            name = metric.title + arrow if i == 0 else ""
+            s_opt = "-" if np.isnan(r.s_opt[j]) else f"{100 * r.s_opt[j]:.1f}"
+            p = "-" if r.p_value is None else f"{r.p_value[j]:.2f}"
+            out.append(f"{name} & {_latex_escape(r.name)} & {100 * r.mean[j]:.1f} & {100 * r.s_sel[j]:.1f} & {s_opt} & {p} \\\\\n")
+        out.append("\\hline\n")
+    out.append("\\end{tabular}\n")
+    return "".join(out)

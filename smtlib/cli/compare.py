@@ -1,0 +1,128 @@
+"""Compare systems tuned several times (Clark et al. 2011; MultEval's ``eval``).
+
+Each system is a group of optimizer replicas: the 1-best test outputs (plain or .gz, one line per
+reference line) of separate tuning runs. For each system and metric the table gives the mean over
+replicas, s_sel (bootstrap standard deviation over test-set resamples, averaged over replicas),
+s_opt (standard deviation across replicas) and the p-value of a stratified approximate
+randomization test against the baseline over all replicas (replica r of a system paired with
+replica r of the baseline), in MultEval's layout and rounding; ``--tsv`` writes the unrounded
+numbers, ``--latex`` a LaTeX tabular. The same inputs and ``--seed`` give the same numbers. See
+:mod:`smtlib.bleu.replicas` for the definitions and every difference from MultEval.
+
+p-values: ``--ties count`` (default; Riezler & Maxwell 2005) counts shuffles at least as different
+as the observed pair, so identical systems get p = 1; ``--ties strict`` is MultEval's and
+sacrebleu's convention (only larger differences count: identical systems get 1/(shuffles+1),
+printed 0.00).
+
+MultEval expects tokenized, lowercased text and does not tokenize; to score as it does, pass
+``--tokenize none``.
+
+Example::
+
+    smtlib compare --refs ref.en --tokenize none \\
+        --baseline base.opt0 base.opt1 base.opt2 \\
+        --system "+sparse=sparse.opt0,sparse.opt1,sparse.opt2" --tsv table.tsv --latex table.tex
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+
+from smtlib.bleu.randomization import TIES
+from smtlib.bleu.references import read_references
+from smtlib.bleu.replicas import METRICS, Layout, compare_systems, format_latex, format_text, format_tsv
+from smtlib.bleu.signature import BleuSignature
+from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.errors import InputError
+from smtlib.io import atomic_output, read_lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--refs", "-r", nargs="+", required=True, metavar="REF", help="reference files (one per reference set)")
+    parser.add_argument("--baseline", "-B", nargs="*", default=[], metavar="HYP", help="the baseline's replica outputs")
+    parser.add_argument("--baseline-name", default="baseline", help="the baseline's name in the table (default: baseline)")
+    parser.add_argument("--system", "-H", action="append", default=[], metavar="NAME=HYP,HYP,...",
+                        help="a system's name and its replica outputs, comma-separated, in the baseline's replica order "
+                             "(repeat for several systems)")
+    parser.add_argument("--metrics", nargs="+", default=list(METRICS), choices=list(METRICS),
+                        help=f"metrics, in table order (default: {' '.join(METRICS)})")
+    parser.add_argument("--ar-shuffles", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
+    parser.add_argument("--boot-samples", type=int, default=1000, help="bootstrap resamples for s_sel (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
+    parser.add_argument("--ties", choices=TIES, default="count",
+                        help="p-value convention: count = Riezler & Maxwell (ties count, identical systems p=1; default), "
+                             "strict = MultEval and sacrebleu (identical systems p=1/(shuffles+1))")
+    parser.add_argument("--tsv", metavar="FILE", help="also write the unrounded numbers as TSV")
+    parser.add_argument("--latex", metavar="FILE", help="also write a LaTeX tabular")
+    add_bleu_options(parser)
+
+
+def parse_groups(baseline: list[str], baseline_name: str, systems: list[str]) -> dict[str, list[str]]:
+    """``{name: replica files}``, the baseline first; empty or repeated names and empty groups are errors."""
+    if not baseline:
+        raise InputError("--baseline: no replica files given")
+    groups = {baseline_name: list(baseline)}
+    for item in systems:
+        name, sep, files = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InputError(f"--system expects NAME=HYP,HYP,..., got {item!r}")
+        if name in groups:
+            raise InputError(f"--system: the name {name!r} is given twice")
+        paths = [f for f in files.split(",") if f.strip()]
+        if not paths:
+            raise InputError(f"--system {name}: no replica files given")
+        groups[name] = paths
+    sizes = {name: len(paths) for name, paths in groups.items()}
+    if len(set(sizes.values())) > 1:
+        odd = next(n for n in groups if sizes[n] != sizes[baseline_name])
+        raise InputError(f"system {odd!r} has {sizes[odd]} replicas but {baseline_name!r} has {sizes[baseline_name]} "
+                         "(replica r of each system is paired with replica r of the baseline)")
+    return groups
+
+
+def read_groups(groups: dict[str, list[str]], refs: list[str], n_ref_lines: int) -> dict[str, list[list[str]]]:
+    """Every replica file's lines; a file whose length differs from the others' (or all of them from
+    the references') is an error naming it."""
+    texts = {name: [read_lines(p, what="hypothesis file", allow_empty=True) for p in paths] for name, paths in groups.items()}
+    lengths = {p: len(t) for name, paths in groups.items() for p, t in zip(paths, texts[name], strict=True)}
+    counts = collections.Counter(lengths.values())
+    common = counts.most_common(1)[0][0] if len(counts) == 1 or counts.most_common(2)[1][1] < counts.most_common(1)[0][1] \
+        else n_ref_lines
+    for path, n in lengths.items():
+        if n != common:
+            raise InputError(f"has {n} lines but the other replica files have {common}", path, min(n, common) + 1)
+    if common != n_ref_lines:
+        raise InputError(f"has {n_ref_lines} lines but the hypothesis files have {common}", refs[0], min(common, n_ref_lines) + 1)
+    return texts
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.ar_shuffles < 1:
+        raise InputError(f"--ar-shuffles must be >= 1, got {args.ar_shuffles}")
+    if args.boot_samples < 2:
+        raise InputError(f"--boot-samples must be >= 2, got {args.boot_samples}")
+    settings = bleu_settings(args)
+    layout = Layout.of(args.metrics)
+    groups = parse_groups(args.baseline, args.baseline_name, args.system)
+    references = read_references(args.refs)
+    texts = read_groups(groups, args.refs, len(references[0]))
+    import numpy as np
+
+    stats = {name: np.stack([layout.rows(t, references, settings) for t in replicas]) for name, replicas in texts.items()}
+    baseline = stats.pop(args.baseline_name)
+    results = compare_systems(baseline, stats, layout, baseline_name=args.baseline_name, ar_shuffles=args.ar_shuffles,
+                              boot_samples=args.boot_samples, seed=args.seed, ties=args.ties)
+    signature = (f"{BleuSignature(settings, len(references))}|ar:{args.ar_shuffles}|ties:{args.ties}"
+                 f"|bs:{args.boot_samples}|seed:{args.seed}")
+    if args.tsv:
+        with atomic_output(args.tsv) as out:
+            out.write(format_tsv(results, layout))
+    if args.latex:
+        with atomic_output(args.latex) as out:
+            out.write(format_latex(results, layout, note=f"smtlib compare; {signature}"))
+    print(format_text(results, layout), end="")
+    print(f"signature: {signature}")
+    return 0
