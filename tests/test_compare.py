@@ -131,6 +131,7 @@ def test_why_multeval_printed_length_p_0_09(shared_data):
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_one_replica_pair_against_sacrebleu(shared_data):
     """One replica per system: our test is sacrebleu's ``--paired-ar`` (with strict ties), our paired
     bootstrap its ``--paired-bs``, and s_sel the spread its bootstrap confidence interval reports."""
