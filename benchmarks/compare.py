@@ -1,6 +1,7 @@
 """``smtlib compare``'s randomization test against sacrebleu's ``--paired-ar``, same inputs, same run.
 
-Inputs: MultEval's example data from ../shared/data (baseline and system 1, three optimizer replicas
+Inputs: MultEval's example data from the shared data (``$SMTLIB_SHARED_DATA`` or ../shared/data, as
+``benchmarks/_inputs.py`` finds it: baseline and system 1, three optimizer replicas
 of 2,489 newstest2010 sentences), or, when it is absent, random text of the same shape. sacrebleu
 tests one pair of outputs, so it is given the concatenation of the three replicas (7,467 lines,
 the references repeated): exchanging line i of the two concatenations is exactly our stratified
@@ -29,8 +30,9 @@ from smtlib.bleu.randomization import paired_randomization  # noqa: E402
 from smtlib.bleu.replicas import Layout, compare_systems  # noqa: E402
 from smtlib.bleu.stats import BleuSettings  # noqa: E402
 from smtlib.io import read_lines  # noqa: E402
+from _inputs import SHARED_DATA  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "multeval-example"
+EXAMPLE = SHARED_DATA / "multeval-example"
 
 
 def inputs() -> tuple[list[str], list[list[str]], list[list[str]], str]:
@@ -46,7 +48,7 @@ def inputs() -> tuple[list[str], list[list[str]], list[list[str]], str]:
     def replica():
         return [" ".join(t if rng.random() > 0.4 else words[rng.integers(8000)] for t in ref.split()) for ref in refs]
 
-    return refs, [replica() for _ in range(3)], [replica() for _ in range(3)], "random text (../shared/data absent)"
+    return refs, [replica() for _ in range(3)], [replica() for _ in range(3)], "random text (no shared data)"
 
 
 def best_of(repeat: int, fn):
