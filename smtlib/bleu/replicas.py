@@ -51,10 +51,10 @@ Deviations from MultEval (``jhclark/multeval``, read at its ``StratifiedApproxim
   the same seed, so a system's numbers do not depend on which other systems are compared.
 * ``boot_samples`` defaults to 1,000 (MultEval: 10,000); s_sel's Monte-Carlo error is then about
   s_sel / sqrt(2 * boot_samples * R).
-* BLEU is sacrebleu's (:mod:`smtlib.bleu.corpus`) with the project's tokenization and case settings;
-  MultEval's jBLEU (mteval-v13a without tokenization) equals it on pre-tokenized lowercased text
-  with ``--tokenize none`` apart from smoothing of zero n-gram matches, which never occurs on a
-  test set.
+* BLEU is sacrebleu's (:mod:`smtlib.bleu.corpus`) with the project's tokenization and case
+  settings. MultEval's jBLEU (a port of mteval-v13a that does not tokenize) gives the same corpus
+  BLEU on tokenized text scored with ``--tokenize none`` and one reference, as on its example data;
+  with several references the two may pick a different reference length where two are equally close.
 """
 
 from __future__ import annotations
@@ -209,7 +209,8 @@ def paired_bootstrap(
     return ((diffs - diffs.mean(axis=0) > observed).sum(axis=0) + 1) / (samples + 1)
 
 
-def _summary(name: str, stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> tuple:
+def _summary(stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> tuple:
+    """(replica scores, mean, s_sel, s_opt) of one system's ``(R, N, W)`` statistics."""
     replicas = layout.score(stats.sum(axis=1))
     s_opt = replicas.std(axis=0, ddof=1) if len(replicas) > 1 else np.full(replicas.shape[1], np.nan)
     return replicas, replicas.mean(axis=0), selection_sd(stats, layout.score, samples=boot_samples, seed=seed), s_opt
@@ -241,7 +242,7 @@ def compare_systems(
     """
     if ties not in TIES:
         raise InputError(f"unknown tie convention {ties!r} (choose from {', '.join(TIES)})")
-    results = [SystemResult(baseline_name, *_summary(baseline_name, baseline, layout, boot_samples, seed), None)]
+    results = [SystemResult(baseline_name, *_summary(baseline, layout, boot_samples, seed), None)]
     flat_base = baseline.reshape(-1, baseline.shape[-1])  # replica-major rows: (replica, sentence)
     for name, stats in systems.items():
         if stats.shape != baseline.shape:
@@ -249,7 +250,7 @@ def compare_systems(
                              f"the baseline {baseline.shape[0]} of {baseline.shape[1]}")
         _, p = paired_randomization(flat_base, stats.reshape(flat_base.shape), layout.score,
                                     trials=ar_shuffles, seed=seed, ties=ties)
-        results.append(SystemResult(name, *_summary(name, stats, layout, boot_samples, seed), p))
+        results.append(SystemResult(name, *_summary(stats, layout, boot_samples, seed), p))
     return results
 
 

@@ -88,9 +88,9 @@ def read_groups(groups: dict[str, list[str]], refs: list[str], n_ref_lines: int)
     the references') is an error naming it."""
     texts = {name: [read_lines(p, what="hypothesis file", allow_empty=True) for p in paths] for name, paths in groups.items()}
     lengths = {p: len(t) for name, paths in groups.items() for p, t in zip(paths, texts[name], strict=True)}
-    counts = collections.Counter(lengths.values())
-    common = counts.most_common(1)[0][0] if len(counts) == 1 or counts.most_common(2)[1][1] < counts.most_common(1)[0][1] \
-        else n_ref_lines
+    ranked = collections.Counter(lengths.values()).most_common()
+    # the length most files share; without a majority, the references' length decides
+    common = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else n_ref_lines
     for path, n in lengths.items():
         if n != common:
             raise InputError(f"has {n} lines but the other replica files have {common}", path, min(n, common) + 1)
