@@ -9,7 +9,7 @@
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
     smtlib report replay --truth results.dat[.gz] --score METHOD:IT:BLEU.json .. --out T.tsv [--figure PNG]
-    smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv
+    smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv [--tests T.json --findings F.md]
     smtlib report pro-mert --dims D .. --reps R --methods M .. --out T.tsv --figure PNG
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
@@ -23,6 +23,9 @@ tests every cell against its column's best (stratified approximate randomization
 Clark et al. 2011, :mod:`smtlib.report.significance`), marks the cells (``<set> Sig``: ``best``,
 ``*`` significantly worse, ``=`` tied, ``(*)``/``(=)`` with one run per cell: across sentences only),
 gives p, s_sel and s_opt in the companion and writes every test to ``--tests`` (JSON).
+``paper`` sets the table next to the paper's: for each pair of methods the paper orders in a column,
+whether ours orders them alike and, with ``--tests``, whether our difference is significant;
+``--findings`` evaluates the headline claims of the paper's §5 (:mod:`smtlib.report.claims`).
 ``figure1`` draws tune and test BLEU against each method's regularization setting (Figure 1).
 ``replay`` sets the methods' BLEU on Moses's recorded n-best lists next to the best BLEU Moses's MERT
 recorded per iteration.
@@ -186,10 +189,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
-    from smtlib.report.paper import compare, format_comparison, paper_table, read_our_table
+    from smtlib.report.paper import (check_tests_match, format_orderings, orderings, paper_table, read_our_table,
+                                     read_tests)
 
-    rows = compare(read_our_table(args.table), paper_table(args.paper))
-    _write_text(args.out, format_comparison(rows, os.path.basename(args.table), args.paper))
+    if args.findings and not args.tests:
+        raise InputError("--findings needs --tests (the table's tests, `smtlib report table --tests`)")
+    ours, paper = read_our_table(args.table), paper_table(args.paper)
+    tests = None
+    if args.tests:
+        tests = read_tests(args.tests)
+        check_tests_match(ours, tests, args.table)
+    name = os.path.basename(args.table)
+    findings = None
+    if args.findings:
+        from smtlib.report.claims import evaluate, format_findings
+
+        findings = format_findings(evaluate(tests, paper), name.removesuffix(".tsv"), args.paper, tests, ours, paper)
+    _write_text(args.out, format_orderings(orderings(ours, paper, tests), name, args.paper, tests))
+    if findings is not None:
+        _write_text(args.findings, findings)
     return 0
 
 
@@ -276,10 +294,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--figure", help="BLEU by iteration (PNG)")
     p.set_defaults(_action=cmd_replay)
 
-    p = sub.add_parser("paper", help="a table next to the paper's (differences to Medium kb-mert, ranks)")
+    p = sub.add_parser("paper", help="a table next to the paper's: its orderings of methods, its claims (§5)")
     p.add_argument("--table", required=True, help="TSV of `smtlib report table`")
     p.add_argument("--paper", required=True, choices=("table4", "table5", "table6"), help="the paper's table")
-    p.add_argument("--out", required=True, help="TSV")
+    p.add_argument("--out", required=True,
+                   help="TSV: each pair of methods the paper orders in a column, our order and our test")
+    p.add_argument("--tests", help="the table's tests (JSON of `smtlib report table --tests`)")
+    p.add_argument("--findings", help="Markdown: the paper's headline claims (§5) evaluated (needs --tests)")
     p.set_defaults(_action=cmd_paper)
 
     p = sub.add_parser("publish", help="a workflow run's finished runs, tables, costs and commit, for the repository")
