@@ -69,6 +69,8 @@ def test_a_known_better_method_holds_a_worse_one_does_not():
     assert [c.verdict for c in lb_best.comparisons] == [FAILS, NOT_RUN]  # kb-mira is significantly better; no Big
     assert "vs best kb-mira 31.00" in lb_best.comparisons[0].ours
     assert found["mr-within-0.2"].verdict == NOT_RUN and found["pro-sd-largest"].verdict == NOT_RUN
+    # without our direct optimizers, the paper's side is all its cells of the claim (not only our lb-mira's)
+    assert "(9 cells) vs lb-mira 0.07 (3)" in found["direct-optimizers-vary"].comparisons[0].paper
 
 
 def test_identical_methods_tie():

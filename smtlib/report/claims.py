@@ -238,7 +238,9 @@ class _Context:
         pb = self.paper.get((b, fs)) if b else None
         if pa is None or (b and pb is None):
             return "-"
-        return f"{pa.test:.2f}" if pb is None else f"{pa.test:.2f} vs {pb.test:.2f} ({pa.test - pb.test:+.2f})"
+        if pb is None:
+            return f"{a} {pa.test:.2f}"
+        return f"{a} {pa.test:.2f} vs {b} {pb.test:.2f} ({pa.test - pb.test:+.2f})"
 
 
 def _pair_comparisons(claim: Claim, ctx: _Context) -> list[Comparison]:
@@ -347,10 +349,12 @@ def _pooled(cells) -> tuple[float, int]:
 def _sd_greater_comparisons(claim: Claim, ctx: _Context) -> list[Comparison]:
     keys_a = [(m, fs) for m in claim.methods for fs in claim.columns if ctx.ours(m, fs) is not None]
     keys_b = [(claim.other, fs) for fs in claim.columns if ctx.ours(claim.other, fs) is not None]
-    paper_a = [k for k in keys_a if k in ctx.paper] or [(m, fs) for m in claim.methods for fs in claim.columns
-                                                        if (m, fs) in ctx.paper]
-    paper_b = [k for k in keys_b if k in ctx.paper] or [(claim.other, fs) for fs in claim.columns
-                                                        if (claim.other, fs) in ctx.paper]
+    # the paper's cells: the same as ours where we have both sides, else all the claim's cells
+    paper_a = [k for k in keys_a if k in ctx.paper]
+    paper_b = [k for k in keys_b if k in ctx.paper]
+    if not (keys_a and keys_b and paper_a and paper_b):
+        paper_a = [(m, fs) for m in claim.methods for fs in claim.columns if (m, fs) in ctx.paper]
+        paper_b = [(claim.other, fs) for fs in claim.columns if (claim.other, fs) in ctx.paper]
 
     def rms(keys):
         return math.sqrt(statistics.fmean(ctx.paper[k].sd ** 2 for k in keys))
@@ -454,8 +458,8 @@ def format_findings(
         text += f"Some cells have fewer than 2 runs: {FEW_RUNS}.\n\n"
     text += "## Claims\n\n| # | claim | ours | verdict | paper | paper's verdict |\n|---|---|---|---|---|---|\n"
     for i, f in enumerate(findings, 1):
-        ours_text = "; ".join(f"{c.column}: {c.ours} [{c.verdict}]" if len(f.comparisons) > 1 else c.ours
-                              for c in f.comparisons)
+        parts = [f"{c.column}: {c.ours} [{c.verdict}]" if len(f.comparisons) > 1 else c.ours for c in f.comparisons]
+        ours_text = "; ".join(dict.fromkeys(parts))  # a method missing from a column is said once
         if f.few_runs:
             ours_text += f" ({FEW_RUNS})"
         paper_text = "; ".join(f"{c.column}: {c.paper}" if len(f.comparisons) > 1 else c.paper for c in f.comparisons)
