@@ -248,6 +248,7 @@ def all_targets():
     targets = [f"results/{t}.tsv" for t in TABLES]
     targets += [f"results/{t}_extended.tsv" for t in TABLES]
     targets += [f"results/{t}_vs_paper.tsv" for t in TABLES if t in PAPER_TABLES]
+    targets += [f"results/{t}_findings.md" for t in TABLES if t in PAPER_TABLES]
     targets += [f"results/figures/curves_{p}.png" for p in curve_pairs()]
     if config["sweep"]["grid"]:
         targets.append("results/figures/figure1.png")
@@ -480,6 +481,42 @@ def extended_summaries(wildcards):
     return [f"{r}/summary.json" for r in table_runs(wildcards.table, extended=True)]
 
 
+def _run_outputs(table, extended):
+    """The 1-best test outputs of a table's runs: for each run, in the order of its summaries, one
+    per test set of the pair (the order of ``table_ref_arguments``)."""
+    tests = test_sets(TABLES[table])
+    return [f"{r}/test.{t}.1best" for r in table_runs(table, extended) for t in tests]
+
+
+def table_outputs(wildcards):
+    return _run_outputs(wildcards.table, extended=False)
+
+
+def extended_outputs(wildcards):
+    return _run_outputs(wildcards.table, extended=True)
+
+
+def table_refs(wildcards):
+    """The references of the table's test sets (their outputs are concatenated in this order)."""
+    pair = TABLES[wildcards.table]
+    return [data_path(pair, f"test.{t}.ref") for t in test_sets(pair)]
+
+
+def table_ref_arguments(wildcards):
+    """`--test-refs NAME=REF` arguments: each test set of the table's pair with its reference."""
+    pair = TABLES[wildcards.table]
+    return " ".join(f"{t}={data_path(pair, f'test.{t}.ref')}" for t in test_sets(pair))
+
+
+def significance_options():
+    """The randomization test of every cell against its column's best (`smtlib report table`)."""
+    s = config["significance"]
+    return (
+        f"--ar-shuffles {s['ar_shuffles']} --boot-samples {s['boot_samples']} "
+        f"--seed {s['seed']}"
+    )
+
+
 def pair_curves(wildcards):
     runs = runs_of(wildcards.pair, TABLE_METHODS)
     return [f"{r}/curve.tsv" for r in runs]
@@ -526,7 +563,7 @@ def table_settings():
         "tuning",
         "decoder",
     )
-    keys += ("system", "bleu", "limits")
+    keys += ("system", "bleu", "limits", "significance")
     return json.dumps({k: config[k] for k in keys}, sort_keys=True)
 
 

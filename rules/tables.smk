@@ -1,11 +1,14 @@
 # Stage 6: Tables 4-6 in the paper's layout (rows = methods, columns = Small / Medium / Big x
-# Tune / Test / SD), the extended tables with every method, and their companions (BLEU signature,
-# settings, runs).
+# Tune / Test / SD / Sig), the extended tables with every method, and their companions (BLEU
+# signature, settings, runs, each cell's p-value against its column's best, s_sel, s_opt); each
+# paper table next to the paper's (the orderings of methods) and the paper's findings evaluated.
 
 
 rule table:
     input:
-        table_summaries,
+        summaries=table_summaries,
+        outputs=table_outputs,
+        refs=table_refs,
     output:
         tsv=report(
             "results/{table}.tsv",
@@ -19,26 +22,36 @@ rule table:
             category="Tables",
             subcategory="{table}",
         ),
+        tests="results/{table}_tests.json",
     params:
         methods=table_methods,
         feature_sets=" ".join(config["feature_sets"]),
         not_applicable=not_applicable_cells(),
         settings=table_settings(),
         title=table_title,
+        test_refs=table_ref_arguments,
+        significance=significance_options(),
+        pairs="all",
+        bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/tables/{table}.log",
     shell:
-        "smtlib report table --summaries {input} --methods {params.methods} "
+        "smtlib report table --summaries {input.summaries} --methods {params.methods} "
         "--feature-sets {params.feature_sets} --not-applicable {params.not_applicable} "
         "--settings {params.settings:q} --title {params.title:q} --out {output.tsv} "
-        "--companion {output.companion} > {log} 2>&1"
+        "--companion {output.companion} --outputs {input.outputs} --test-refs {params.test_refs} "
+        "--tests {output.tests} --pairs {params.pairs} {params.significance} {params.bleu} "
+        "> {log} 2>&1"
 
 
+# every method; each cell tested against its column's best only (the paper's tables test every pair)
 use rule table as table_extended with:
     input:
-        extended_summaries,
+        summaries=extended_summaries,
+        outputs=extended_outputs,
+        refs=table_refs,
     output:
         tsv=report(
             "results/{table}_extended.tsv",
@@ -52,12 +65,17 @@ use rule table as table_extended with:
             category="Tables",
             subcategory="{table}_extended",
         ),
+        tests="results/{table}_extended_tests.json",
     params:
         methods=extended_methods,
         feature_sets=" ".join(config["feature_sets"]),
         not_applicable=not_applicable_cells(),
         settings=table_settings(),
         title=extended_title,
+        test_refs=table_ref_arguments,
+        significance=significance_options(),
+        pairs="best",
+        bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -66,9 +84,21 @@ use rule table as table_extended with:
 
 rule table_vs_paper:
     input:
-        "results/{table}.tsv",
+        table="results/{table}.tsv",
+        tests="results/{table}_tests.json",
     output:
-        "results/{table}_vs_paper.tsv",
+        tsv=report(
+            "results/{table}_vs_paper.tsv",
+            caption="../config/report/vs_paper.rst",
+            category="Tables",
+            subcategory="{table}",
+        ),
+        findings=report(
+            "results/{table}_findings.md",
+            caption="../config/report/findings.rst",
+            category="Findings",
+            subcategory="{table}",
+        ),
     wildcard_constraints:
         table="|".join(PAPER_TABLES),
     conda:
@@ -76,4 +106,5 @@ rule table_vs_paper:
     log:
         "logs/tables/{table}_vs_paper.log",
     shell:
-        "smtlib report paper --table {input} --paper {wildcards.table} --out {output} > {log} 2>&1"
+        "smtlib report paper --table {input.table} --tests {input.tests} --paper {wildcards.table} "
+        "--out {output.tsv} --findings {output.findings} > {log} 2>&1"

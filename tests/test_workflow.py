@@ -7,7 +7,8 @@
   their base cases, read back from the dry run's job listing.
 * The replay experiment end to end on Moses's recorded n-best lists, and a killed replay run
   restarted to the same table (outputs atomic, incomplete jobs rerun).
-* The quick configuration end to end on ../shared/data (slow): the table's shape and real BLEU scores.
+* The quick configuration end to end on ../shared/data (slow): the table's shape, real BLEU scores,
+  the significance marks, the orderings next to the paper's and the findings file.
 
 Every run works in its own temporary directory (``snakemake -s Snakefile -d TMP``) so that the tests
 never touch the repository's results/.
@@ -314,15 +315,20 @@ def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_d
 
 @pytest.mark.slow
 def test_quick_config_end_to_end_table4(tmp_path, data_dir):
-    r = snakemake(tmp_path, "--cores", "2", "results/table4.tsv", configfile=REPO / "config/quick.yaml",
+    r = snakemake(tmp_path, "--cores", "2", "results/table4_vs_paper.tsv", configfile=REPO / "config/quick.yaml",
                   data_dir=data_dir, timeout=2400)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
-    assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Medium Tune", "Medium Test", "Medium SD"]
+    assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Small Sig",
+                        "Medium Tune", "Medium Test", "Medium SD", "Medium Sig"]
     assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira", "lb-mira"]  # the rows of config/quick.yaml's methods
     for row in lines[1:]:
         tune, test, sd = (float(x) for x in row[1:4])
         assert 5.0 < tune < 100.0 and 5.0 < test < 100.0 and 0.0 <= sd < 20.0
+    # every cell marked against its column's best (two runs per cell: the test is over the runs)
+    for col in (4, 8):
+        marks = [row[col] for row in lines[1:]]
+        assert marks.count("best") == 1 and set(marks) <= {"best", "*", "="}, marks
     # the numbers are the BLEU of the runs' own outputs: recompute one cell with sacrebleu
     import sacrebleu
 
@@ -339,11 +345,27 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     assert float(lines[2][2]) == pytest.approx(sum(tests) / 2, abs=0.006)
     companion = (tmp_path / "results/table4.md").read_text()
     assert "nrefs:1|case:lc|eff:no|tok:none|smooth:exp" in companion and '"iterations": 2' in companion
+    assert "## Significance: each cell against its column's best" in companion
+    assert "|ar:10000|ties:count|bs:1000|seed:1" in companion
+    tested = json.loads((tmp_path / "results/table4_tests.json").read_text())
+    assert len(tested["cells"]) == 6 and all(c["runs"] == 2 and c["s_opt"] is not None for c in tested["cells"])
+    assert len(tested["pairs"]) == 6  # every pair of each column
+    # the orderings of the paper's columns, and the paper's findings evaluated
+    vs = [ln.split("\t") for ln in (tmp_path / "results/table4_vs_paper.tsv").read_text().splitlines()
+          if not ln.startswith("#")]
+    assert vs[0][:3] == ["feature_set", "ahead", "behind"] and len(vs) == 1 + 6
+    assert all(row[9] in ("yes", "no", "tie", "-") and row[11] in ("yes", "no") for row in vs[1:])
+    findings = (tmp_path / "results/table4_findings.md").read_text()
+    claims = [ln for ln in findings.splitlines() if re.match(r"^\| \d \|", ln)]
+    verdicts = {"holds", "does not hold", "not significant", "not run"}
+    assert len([ln for ln in claims if any(f"**{v}**" in ln for v in verdicts)]) == 7
+    assert "| 5 | PRO is the least stable" in findings and "pro not in our big column" in findings  # not in quick
     curve = (tmp_path / "results/tune/fr-en/small/kbmira/default/s0/curve.tsv").read_text().splitlines()
     assert len(curve) == 1 + 3  # weights 0, 1, 2
     # the HTML report of what was built (`snakemake --report`)
-    r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4.tsv",
+    r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4_vs_paper.tsv",
                   configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
+    assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html

@@ -4,10 +4,12 @@
     smtlib report summary --curve C --test NAME=BLEU.json .. --out S.json
     smtlib report table --summaries S .. --methods M .. --feature-sets F .. --out T.tsv --companion T.md
                         [--not-applicable METHOD:FS ..] [--settings JSON] [--title TEXT]
+                        [--test-refs NAME=REF .. --outputs HYP .. --tests T.json [--pairs all|best]
+                         [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]]
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
     smtlib report replay --truth results.dat[.gz] --score METHOD:IT:BLEU.json .. --out T.tsv [--figure PNG]
-    smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv
+    smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv [--tests T.json --findings F.md]
     smtlib report pro-mert --dims D .. --reps R --methods M .. --out T.tsv --figure PNG
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
@@ -15,9 +17,18 @@ achieve the best development BLEU score"; ties go to the earliest iteration) and
 curve. ``summary`` gathers one run's tune and test scores. ``table`` averages runs as §5 does: Tune
 and Test averaged over the dev sub-samples (Test also over the test sets), SD = the sample standard
 deviation (n-1) across sub-samples of the per-run test average; ``n/a`` where a method does not apply,
-``-`` where a statistic is undefined (SD of a single run). ``figure1`` draws tune and test BLEU
-against each method's regularization setting (Figure 1). ``replay`` sets the methods' BLEU on
-Moses's recorded n-best lists next to the best BLEU Moses's MERT recorded per iteration.
+``-`` where a statistic is undefined (SD of a single run). Given the runs' test outputs (``--outputs``:
+for each summary in order, its 1-best output of each test set in ``--test-refs`` order), it also
+tests every cell against its column's best (stratified approximate randomization over the runs,
+Clark et al. 2011, :mod:`smtlib.report.significance`), marks the cells (``<set> Sig``: ``best``,
+``*`` significantly worse, ``=`` tied, ``(*)``/``(=)`` with one run per cell: across sentences only),
+gives p, s_sel and s_opt in the companion and writes every test to ``--tests`` (JSON).
+``paper`` sets the table next to the paper's: for each pair of methods the paper orders in a column,
+whether ours orders them alike and, with ``--tests``, whether our difference is significant;
+``--findings`` evaluates the headline claims of the paper's §5 (:mod:`smtlib.report.claims`).
+``figure1`` draws tune and test BLEU against each method's regularization setting (Figure 1).
+``replay`` sets the methods' BLEU on Moses's recorded n-best lists next to the best BLEU Moses's MERT
+recorded per iteration.
 ``pro-mert`` is Hopkins & May's (2011) synthetic experiment (Figure 3).
 BLEU JSON files are the output of ``smtlib bleu`` (sacrebleu-equal corpus BLEU with its signature).
 The computations live in :mod:`smtlib.report`; this module parses options, calls them and writes
@@ -31,6 +42,7 @@ import json
 import os
 import sys
 
+from smtlib.cli.common import add_bleu_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text
 
@@ -78,18 +90,55 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _test_outputs(args: argparse.Namespace, runs: list[dict]) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
+    """``--test-refs`` as test set -> reference files (a name given again adds a reference set), and
+    ``--outputs`` as one {test set: file} per run (each run's files in the test sets' order)."""
+    refs: dict[str, list[str]] = {}
+    for name, path in _pairs(args.test_refs, "=", "--test-refs", "NAME=REF"):
+        refs.setdefault(name, []).append(path)
+    if not refs:
+        raise InputError("--outputs needs --test-refs NAME=REF for each test set")
+    names = list(refs)
+    if len(args.outputs) != len(runs) * len(names):
+        raise InputError(f"--outputs has {len(args.outputs)} files for {len(runs)} summaries x {len(names)} test sets "
+                         f"({', '.join(names)}): give each summary's outputs, in order, one per test set")
+    per_run = [dict(zip(names, args.outputs[i * len(names):(i + 1) * len(names)])) for i in range(len(runs))]
+    return refs, per_run
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     from smtlib.report.runs import read_summaries
     from smtlib.report.tables import aggregate, check_runs_in_table, companion, format_tsv, table_rows
 
+    if bool(args.outputs) != bool(args.tests) or (args.test_refs and not args.outputs):
+        raise InputError("--outputs, --test-refs and --tests go together "
+                         "(the test of each cell against its column's best)")
     runs = read_summaries(args.summaries)
     not_applicable = set(_pairs(args.not_applicable, ":", "--not-applicable", "METHOD:FEATURE_SET"))
     check_runs_in_table(runs, args.methods, args.feature_sets)
     cells = aggregate(runs)
-    header, rows = table_rows(cells, args.methods, args.feature_sets, not_applicable)
+    tests = None
+    if args.outputs:
+        from smtlib.bleu.replicas import Layout
+        from smtlib.cli.common import bleu_settings
+        from smtlib.report.significance import TestOptions, run_statistics, signature, table_tests
+
+        options = TestOptions(args.ar_shuffles, args.boot_samples, args.seed, args.pairs)
+        refs, outputs = _test_outputs(args, runs)
+        settings, layout = bleu_settings(args), Layout.of(["bleu"])
+        stats = run_statistics(runs, outputs, refs, settings, layout)
+        tests = table_tests(runs, stats, cells, args.methods, args.feature_sets, not_applicable, layout, options)
+        tests["signature"] = signature(settings, len(next(iter(refs.values()))), options)
+        tests["test_sets"] = list(refs)
+    marks = None if tests is None else {(c["method"], c["feature_set"]): c["mark"] for c in tests["cells"]}
+    header, rows = table_rows(cells, args.methods, args.feature_sets, not_applicable, marks)
     settings = json.loads(args.settings) if args.settings else {}
     title = args.title or os.path.basename(args.out)
-    text = companion(runs, cells, header, rows, args.methods, args.feature_sets, title, settings)
+    text = companion(runs, cells, header, rows, args.methods, args.feature_sets, title, settings, tests)
+    if tests is not None:
+        with atomic_output(args.tests) as out:
+            json.dump({"title": title, **tests}, out, indent=1, sort_keys=True)
+            out.write("\n")
     _write_text(args.out, format_tsv(header, rows))
     _write_text(args.companion, text)
     return 0
@@ -140,10 +189,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
-    from smtlib.report.paper import compare, format_comparison, paper_table, read_our_table
+    from smtlib.report.paper import (check_tests_match, format_orderings, orderings, paper_table, read_our_table,
+                                     read_tests)
 
-    rows = compare(read_our_table(args.table), paper_table(args.paper))
-    _write_text(args.out, format_comparison(rows, os.path.basename(args.table), args.paper))
+    if args.findings and not args.tests:
+        raise InputError("--findings needs --tests (the table's tests, `smtlib report table --tests`)")
+    ours, paper = read_our_table(args.table), paper_table(args.paper)
+    tests = None
+    if args.tests:
+        tests = read_tests(args.tests)
+        check_tests_match(ours, tests, args.table)
+    name = os.path.basename(args.table)
+    findings = None
+    if args.findings:
+        from smtlib.report.claims import evaluate, format_findings
+
+        findings = format_findings(evaluate(tests, paper), name.removesuffix(".tsv"), args.paper, tests, ours, paper)
+    _write_text(args.out, format_orderings(orderings(ours, paper, tests), name, args.paper, tests))
+    if findings is not None:
+        _write_text(args.findings, findings)
     return 0
 
 
@@ -194,6 +258,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--companion", required=True, help="Markdown: the table, BLEU signature, settings, runs")
     p.add_argument("--settings", help="JSON object of the settings to record in the companion")
     p.add_argument("--title")
+    g = p.add_argument_group("significance (each cell against its column's best; smtlib.report.significance)")
+    g.add_argument("--test-refs", nargs="+", metavar="NAME=REF",
+                   help="each test set's reference file, in the order the outputs are concatenated (a name given "
+                        "again adds a reference set)")
+    g.add_argument("--outputs", nargs="+", metavar="HYP",
+                   help="1-best test outputs: for each summary in order, one per test set in --test-refs order")
+    g.add_argument("--tests", metavar="JSON", help="write every test (cells and pairs) here")
+    g.add_argument("--pairs", choices=("all", "best"), default="all",
+                   help="test every pair of methods of a column (default), or each cell against the best only")
+    g.add_argument("--ar-shuffles", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
+    g.add_argument("--boot-samples", type=int, default=1000, help="bootstrap resamples for s_sel (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
+    add_bleu_options(p)
     p.set_defaults(_action=cmd_table)
 
     p = sub.add_parser("curves", help="learning curves (dev BLEU by iteration) of many runs")
@@ -217,10 +294,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--figure", help="BLEU by iteration (PNG)")
     p.set_defaults(_action=cmd_replay)
 
-    p = sub.add_parser("paper", help="a table next to the paper's (differences to Medium kb-mert, ranks)")
+    p = sub.add_parser("paper", help="a table next to the paper's: its orderings of methods, its claims (§5)")
     p.add_argument("--table", required=True, help="TSV of `smtlib report table`")
     p.add_argument("--paper", required=True, choices=("table4", "table5", "table6"), help="the paper's table")
-    p.add_argument("--out", required=True, help="TSV")
+    p.add_argument("--out", required=True,
+                   help="TSV: each pair of methods the paper orders in a column, our order and our test")
+    p.add_argument("--tests", help="the table's tests (JSON of `smtlib report table --tests`)")
+    p.add_argument("--findings", help="Markdown: the paper's headline claims (§5) evaluated (needs --tests)")
     p.set_defaults(_action=cmd_paper)
 
     p = sub.add_parser("publish", help="a workflow run's finished runs, tables, costs and commit, for the repository")

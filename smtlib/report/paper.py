@@ -6,7 +6,15 @@ is not comparable; what carries over is each method's difference to the baseline
 "Medium k-best MERT" (§5: "The important baseline when assessing the utility of a method is Medium
 k-best MERT"). :func:`compare` therefore sets, for every method and feature set, our Tune/Test/SD
 and the paper's side by side, each with its difference to its own table's Medium kb-mert Test,
-and the method's rank by Test within its feature set in both tables.
+and the method's rank by Test within its feature set in both tables (a section of the findings
+file, :func:`smtlib.report.claims.format_findings`).
+
+What else carries over is the order of the methods within a column: :func:`orderings` takes every
+pair of methods the paper's column orders (the one with the higher Test "ahead") and says whether
+our table orders them alike and, from the table's tests (:func:`read_tests`, written by
+``smtlib report table --tests``: the stratified approximate randomization test over the runs,
+:mod:`smtlib.report.significance`), whether our difference is significant. The paper's headline
+claims are evaluated by :mod:`smtlib.report.claims`.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import os
 from dataclasses import dataclass
 
 from smtlib.errors import InputError
-from smtlib.io import open_text
+from smtlib.io import open_text, read_json
 from smtlib.system.feature_sets import FEATURE_SETS
 
 PAPER_TSV = "cherry_foster_2012.tsv"
@@ -83,6 +91,67 @@ def read_our_table(path: str | os.PathLike) -> dict[tuple[str, str], Cell]:
     return cells
 
 
+@dataclass(frozen=True)
+class CellTest:
+    """One cell of a tested table (:func:`read_tests`): its Test and SD, the runs' Test (in
+    sub-sample order), whether it is its column's best, and its p against the best."""
+
+    test: float
+    sd: float | None
+    run_tests: tuple[float, ...]
+    best: bool
+    p_vs_best: float | None
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_tests)
+
+
+@dataclass(frozen=True)
+class TableTests:
+    """A table's tests: cells and pair p-values keyed by the paper's method names."""
+
+    cells: dict[tuple[str, str], CellTest]
+    pairs: dict[tuple[str, str, str], float]  # (feature set, a, b) -> p, both orders
+    alpha: float
+    signature: str
+
+    def p(self, fs: str, a: str, b: str) -> float | None:
+        return self.pairs.get((fs, a, b))
+
+
+def read_tests(path: str | os.PathLike) -> TableTests:
+    """The tests of ``smtlib report table --tests`` (JSON), with the paper's method names."""
+    from smtlib.report.tables import paper_name
+
+    data = read_json(path, "table tests")
+    try:
+        cells = {
+            (paper_name(c["method"]), c["feature_set"]): CellTest(
+                float(c["test"]), None if c["sd"] is None else float(c["sd"]), tuple(map(float, c["run_tests"])),
+                c["best"] == c["method"], None if c["p_vs_best"] is None else float(c["p_vs_best"]))
+            for c in data["cells"]
+        }
+        pairs = {}
+        for q in data["pairs"]:
+            a, b = paper_name(q["a"]), paper_name(q["b"])
+            pairs[(q["feature_set"], a, b)] = pairs[(q["feature_set"], b, a)] = float(q["p"])
+        return TableTests(cells, pairs, float(data["alpha"]), str(data.get("signature", "")))
+    except (KeyError, TypeError, ValueError) as err:
+        raise InputError(f"not the tests of `smtlib report table --tests` ({type(err).__name__}: {err})",
+                         path) from None
+
+
+def check_tests_match(ours: dict[tuple[str, str], Cell], tests: TableTests, table: str | os.PathLike) -> None:
+    """The tests are those of the table: the same cells with the same Test (to the table's rounding)."""
+    for key, cell in ours.items():
+        tested = tests.cells.get(key)
+        if tested is None or f"{tested.test:.2f}" != f"{cell.test:.2f}":
+            raise InputError(f"the tests file does not belong to this table ({key[0]} {key[1]}: Test "
+                             f"{cell.test:.2f} in the table, {'none' if tested is None else f'{tested.test:.2f}'} "
+                             "in the tests)", table)
+
+
 def _ranks(cells: dict[tuple[str, str], Cell]) -> dict[tuple[str, str], int]:
     """1 = the best Test of its feature set (ties share the better rank)."""
     ranks = {}
@@ -130,11 +199,59 @@ def compare(ours: dict[tuple[str, str], Cell], paper: dict[tuple[str, str], Cell
     return rows
 
 
-def format_comparison(rows: list[dict[str, str]], table_name: str, paper: str) -> str:
-    """:func:`compare`'s rows as TSV, under a comment line naming both tables and the baseline."""
-    text = (
-        f"# {table_name} next to Cherry & Foster (2012) {paper}; "
-        "differences are to each table's Medium kb-mert Test\n"
-    )
-    text += "\t".join(rows[0]) + "\n"
-    return text + "".join("\t".join(row.values()) + "\n" for row in rows)
+ORDERING_COLUMNS = ("feature_set", "ahead", "behind", "paper_ahead", "paper_behind", "paper_diff", "ours_ahead",
+                    "ours_behind", "ours_diff", "agrees", "p", "significant", "runs")
+
+
+def orderings(
+    ours: dict[tuple[str, str], Cell], paper: dict[tuple[str, str], Cell], tests: TableTests | None = None
+) -> list[dict[str, str]]:
+    """Every pair of methods the paper's column orders, with our order and our test.
+
+    One row per feature set and pair of methods present in both tables, in the paper's row order;
+    ``ahead`` is the method with the higher Test in the paper (the earlier row when the paper ties them:
+    ``paper_diff`` +0.00). ``agrees``: ``yes`` when ours puts the same method ahead, ``no`` when ours
+    puts the other ahead, ``tie`` on equal TableTests, ``-`` when the paper ties them. ``p`` and
+    ``significant`` (p < alpha) are our test of the pair (``-`` without ``tests``); ``runs`` is the
+    number of runs per cell (with one, the test is across test sentences only).
+    """
+    rows = []
+    methods = list(dict.fromkeys(m for m, _ in paper))
+    for fs in FEATURE_SETS:
+        present = [m for m in methods if (m, fs) in paper and (m, fs) in ours]
+        for i, x in enumerate(present):
+            for y in present[i + 1:]:
+                ahead, behind = (y, x) if paper[(y, fs)].test > paper[(x, fs)].test else (x, y)
+                paper_diff = round(paper[(ahead, fs)].test - paper[(behind, fs)].test, 2)
+                ta, tb = (tests.cells[(m, fs)].test if tests else ours[(m, fs)].test for m in (ahead, behind))
+                diff = ta - tb
+                if paper_diff == 0:
+                    agrees = "-"
+                else:
+                    agrees = "yes" if diff > 0 else "no" if diff < 0 else "tie"
+                p = tests.p(fs, ahead, behind) if tests else None
+                rows.append({
+                    "feature_set": fs, "ahead": ahead, "behind": behind,
+                    "paper_ahead": f"{paper[(ahead, fs)].test:.2f}", "paper_behind": f"{paper[(behind, fs)].test:.2f}",
+                    "paper_diff": f"{paper_diff:+.2f}", "ours_ahead": f"{ta:.2f}", "ours_behind": f"{tb:.2f}",
+                    "ours_diff": f"{diff:+.2f}", "agrees": agrees,
+                    "p": "-" if p is None else f"{p:.6f}",
+                    "significant": "-" if p is None else ("yes" if p < tests.alpha else "no"),
+                    "runs": str(tests.cells[(ahead, fs)].runs) if tests else "-",
+                })
+    return rows
+
+
+def format_orderings(rows: list[dict[str, str]], table_name: str, paper: str, tests: TableTests | None) -> str:
+    """:func:`orderings`' rows as TSV, under comment lines naming both tables and the test."""
+    text = (f"# {table_name} next to Cherry & Foster (2012) {paper}: each pair of methods the paper orders in a "
+            "column (ahead = higher Test in the paper); agrees = ours orders them alike\n")
+    if tests is None:
+        text += "# no tests given: p and significant are not known\n"
+    else:
+        text += (f"# p: stratified approximate randomization over the runs (significant: p < {tests.alpha}); "
+                 f"{tests.signature}\n")
+        if any(c.runs < 2 for c in tests.cells.values()):
+            text += "# runs < 2: the test is across test sentences only; it says nothing about optimizer instability\n"
+    text += "\t".join(ORDERING_COLUMNS) + "\n"
+    return text + "".join("\t".join(row[c] for c in ORDERING_COLUMNS) + "\n" for row in rows)

@@ -10,8 +10,8 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
   kept weights;
 - ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours and the largest peak memory
   (the rules' ``benchmark:`` files, Snakemake's ``cpu_time``, ``s`` and ``max_rss``);
-- the table files that exist (``results/<table>.tsv``, ``.md``, ``_vs_paper.tsv``, the extended
-  table) and the figures of the pair;
+- the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
+  ``_findings.md``, the extended table) and the figures of the pair;
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
   and the counts of finished and unfinished runs.
 
@@ -189,7 +189,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         fh.write(format_costs(rule_costs(workdir, pair)))
     copied = []
     for table in tables:
-        for suffix in (".tsv", ".md", "_vs_paper.tsv", "_extended.tsv", "_extended.md"):
+        for suffix in (".tsv", ".md", "_tests.json", "_vs_paper.tsv", "_findings.md", "_extended.tsv",
+                       "_extended.md", "_extended_tests.json"):
             src = workdir / "results" / f"{table}{suffix}"
             if src.exists():
                 _copy(src, out / src.name)

@@ -7,7 +7,9 @@ standard deviation, n-1: the paper does not say which). :func:`table_rows` lays 
 paper does (rows = methods, columns = feature set x (Tune, Test, SD); ``n/a`` where a method does
 not apply, ``-`` where SD is undefined because there is one run only) and :func:`companion` writes
 the Markdown next to the table: the table again, Test per test set, the BLEU signature, the runs and
-the settings.
+the settings. Given the runs' test outputs, the table also marks each cell against its column's best
+(a ``<set> Sig`` column, :mod:`smtlib.report.significance`) and the companion gives each cell's
+p-value, s_sel and s_opt.
 """
 
 from __future__ import annotations
@@ -72,23 +74,30 @@ def aggregate(runs: list[dict]) -> dict[tuple[str, str], dict]:
 
 
 def table_rows(
-    cells: dict, methods: list[str], feature_sets: list[str], not_applicable: set[tuple[str, str]]
+    cells: dict,
+    methods: list[str],
+    feature_sets: list[str],
+    not_applicable: set[tuple[str, str]],
+    marks: dict[tuple[str, str], str] | None = None,
 ) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a table: rows = methods, columns = feature set x (Tune, Test, SD)."""
-    header = ["method"] + [
-        f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in ("Tune", "Test", "SD")
-    ]
+    """Header and rows of a table: rows = methods, columns = feature set x (Tune, Test, SD), and with
+    ``marks`` ((method, feature set) -> mark, :func:`smtlib.report.significance.mark`) a fourth
+    column per feature set, ``<set> Sig``."""
+    columns = ("Tune", "Test", "SD") if marks is None else ("Tune", "Test", "SD", "Sig")
+    header = ["method"] + [f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in columns]
     rows = []
     for m in methods:
         row = [paper_name(m)]
         for fs in feature_sets:
             if (m, fs) in not_applicable:
-                row += ["n/a"] * 3
+                row += ["n/a"] * len(columns)
                 continue
             cell = cells.get((m, fs))
             if cell is None:
                 raise InputError(f"no runs for method {m!r} on feature set {fs!r} (and it is not marked n/a)")
             row += [f"{cell['tune']:.2f}", f"{cell['test']:.2f}", "-" if cell["sd"] is None else f"{cell['sd']:.2f}"]
+            if marks is not None:
+                row.append(marks[(m, fs)])
         rows.append(row)
     return header, rows
 
@@ -129,6 +138,7 @@ def companion(
     feature_sets: list[str],
     title: str,
     settings: dict,
+    tests: dict | None = None,
 ) -> str:
     """The Markdown companion of a table: the table, Test per test set, BLEU signature, runs, settings.
 
@@ -144,12 +154,19 @@ def companion(
         The companion's heading.
     settings
         The settings to record (written as JSON).
+    tests
+        :func:`smtlib.report.significance.table_tests` with its ``signature``, if the cells were
+        tested: per cell, p against the column's best, s_sel, s_opt and the mark.
     """
     signatures = sorted({s for r in runs for s in r.get("signatures", [])})
     pairs = sorted({r["pair"] for r in runs})
     text = f"# {title}\n\n"
     text += f"Language pair(s): {', '.join(pairs)}. {COMPANION_INTRO}\n\n"
     text += format_markdown(header, rows)
+    if tests is not None:
+        from smtlib.report.significance import companion_section
+
+        text += companion_section(tests, paper_name)
     text += "\n## Test BLEU per test set (mean over runs)\n\n" + _per_test_set(runs, methods, feature_sets)
     text += "\n## BLEU signature\n\n" + "".join(f"    {s}\n" for s in signatures)
     text += "\n## Runs\n\n| method | feature set | runs | best iterations |\n|---|---|---|---|\n"

@@ -1,0 +1,279 @@
+"""Significance in Tables 4-6: every cell tested against its column's best (Clark et al. 2011).
+
+Cherry & Foster (2012, §4.3) tune every cell five times (the full dev set and four sub-samples) and
+report the SD across the runs, but test nothing. Here each cell of a column (one feature set) is set
+against the column's best method with the stratified approximate randomization test of Clark, Dyer,
+Lavie & Smith (2011) over optimizer replicas, as ``smtlib compare`` runs it
+(:func:`smtlib.bleu.replicas.compare_systems`, :func:`smtlib.bleu.randomization.paired_randomization`):
+
+replicas
+    The cell's runs, one per dev sub-sample. A run's output is the concatenation of its test sets'
+    1-best outputs (in the order of the test sets given), scored against the concatenation of their
+    references: the test-set concatenation the paper's Test averages over. Run r of one cell is
+    paired with the run of the other cell tuned on the same dev sub-sample, so the cells of a column
+    must have the same sub-samples.
+the column's best
+    The method with the highest Test (the table's number: BLEU averaged over the test sets and the
+    runs); of equal Tests, the first in the table's row order.
+the statistic
+    BLEU of all the runs' outputs of a cell concatenated, one cell minus the other (Clark et al.'s and
+    MultEval's); it is close to, but not the same as, the difference of the two cells' Test, which
+    averages per-test-set BLEU. p is Riezler & Maxwell's (``ties="count"``: two identical cells get
+    p = 1). s_sel (bootstrap over test sentences, averaged over runs) and s_opt (SD across runs) are
+    those of the runs' BLEU on the concatenated test sets, so s_opt is close to the table's SD
+    (which is the SD of the runs' per-test-set average).
+
+The mark of a cell (:func:`mark`, the ``<set> Sig`` column of the table):
+
+``best``
+    the column's best;
+``*``
+    significantly different from the column's best (p < :data:`ALPHA`): as the best has the
+    highest Test, significantly worse;
+``=``
+    not significantly different from it (p >= :data:`ALPHA`): tied with the best;
+``(*)``, ``(=)``
+    the same, but the cells have one run each: the test is then across test sentences only
+    (Koehn 2004's setting, no optimizer replicas). It ignores the optimizer's instability, which is
+    what Clark et al. show overstates significance, so these marks are not the paper's question;
+    config/reduced.yaml's tables (one run per cell) get them.
+
+A column with one method only has its ``best`` and nothing to test. ``n/a`` cells are not tested.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from smtlib.bleu.randomization import paired_randomization
+from smtlib.bleu.references import read_references
+from smtlib.bleu.replicas import Layout, compare_systems
+from smtlib.bleu.signature import BleuSignature
+from smtlib.bleu.stats import BleuSettings
+from smtlib.errors import InputError
+from smtlib.io import read_lines
+
+#: significance level of the marks and of every verdict built on them
+ALPHA = 0.05
+#: p-value convention (:data:`smtlib.bleu.randomization.TIES`): identical cells get p = 1
+TIES = "count"
+#: which pairs of a column are tested: every pair, or each cell against the column's best only
+PAIRS = ("all", "best")
+#: a run's Test BLEU recomputed from its outputs must equal its summary's to this (BLEU points)
+BLEU_TOLERANCE = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class TestOptions:
+    """How the cells are tested: shuffles and bootstrap resamples (as ``smtlib compare``), their
+    seed, and which pairs (:data:`PAIRS`)."""
+
+    ar_shuffles: int = 10_000
+    boot_samples: int = 1000
+    seed: int = 0
+    pairs: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.ar_shuffles < 1:
+            raise InputError(f"--ar-shuffles must be >= 1, got {self.ar_shuffles}")
+        if self.boot_samples < 2:
+            raise InputError(f"--boot-samples must be >= 2, got {self.boot_samples}")
+        if self.pairs not in PAIRS:
+            raise InputError(f"--pairs must be one of {', '.join(PAIRS)}, got {self.pairs!r}")
+
+
+def mark(best: bool, p: float | None, runs: int) -> str:
+    """A cell's mark (see the module docstring): ``best``, ``*``, ``=``, or ``(*)``/``(=)`` with one run."""
+    if best or p is None:
+        return "best"
+    m = "*" if p < ALPHA else "="
+    return m if runs >= 2 else f"({m})"
+
+
+def format_p(p: float, alpha: float = ALPHA) -> str:
+    """A p-value with 4 decimals, or more where 4 would round it across ``alpha`` (0.049975 is 0.04998,
+    not 0.0500); below 0.0001, ``<0.0001``."""
+    if p < 0.0001:
+        return "<0.0001"
+    for digits in range(4, 12):
+        text = f"{p:.{digits}f}"
+        if (float(text) < alpha) == (p < alpha):
+            return text
+    return repr(p)
+
+
+def signature(settings: BleuSettings, n_refs: int, options: TestOptions) -> str:
+    """The BLEU signature of the tests, with the test's settings (as ``smtlib compare`` prints it)."""
+    return (f"{BleuSignature(settings, n_refs)}|ar:{options.ar_shuffles}|ties:{TIES}"
+            f"|bs:{options.boot_samples}|seed:{options.seed}")
+
+
+def run_statistics(
+    runs: Sequence[dict],
+    outputs: Sequence[Mapping[str, str | os.PathLike]],
+    test_refs: Mapping[str, Sequence[str | os.PathLike]],
+    settings: BleuSettings,
+    layout: Layout,
+) -> list[np.ndarray]:
+    """Each run's ``(N, W)`` statistics rows of its concatenated test outputs.
+
+    Parameters
+    ----------
+    runs
+        Run summaries (:func:`smtlib.report.runs.read_summaries`).
+    outputs
+        For each run, test-set name -> its 1-best output file.
+    test_refs
+        Test-set name -> reference files (one per reference set), in the concatenation's order.
+    settings
+        Tokenizer and case, as the runs' BLEU was computed with.
+
+    Each run's BLEU on each test set is recomputed from its output and must be the one its summary
+    records: a file given for the wrong run, or other BLEU settings than the runs', is an error.
+    """
+    references = {name: read_references(paths) for name, paths in test_refs.items()}
+    if len({len(r) for r in references.values()}) > 1:
+        raise InputError("the test sets have different numbers of reference files")
+    from smtlib.bleu.corpus import bleu_from_stats
+
+    stats = []
+    for run, files in zip(runs, outputs, strict=True):
+        if set(files) != set(run["tests"]):
+            raise InputError(f"outputs of test sets {sorted(files)} for a run scored on {sorted(run['tests'])}",
+                             run["_path"])
+        blocks = []
+        for name, refs in references.items():
+            path = files[name]
+            hyps = read_lines(path, what="test output", allow_empty=True)
+            if len(hyps) != len(refs[0]):
+                raise InputError(f"has {len(hyps)} lines but the references of {name} have {len(refs[0])}", path,
+                                 min(len(hyps), len(refs[0])) + 1)
+            rows = layout.rows(hyps, refs, settings)
+            score = 100 * bleu_from_stats(rows[:, layout.columns["bleu"]].sum(axis=0))
+            if abs(score - run["tests"][name]) > BLEU_TOLERANCE:
+                raise InputError(f"scores BLEU {score:.4f} on {name}, but the run summary {run['_path']} records "
+                                 f"{run['tests'][name]:.4f} (an output given for another run, or other BLEU "
+                                 "settings than the runs')", path)
+            blocks.append(rows)
+        stats.append(np.vstack(blocks))
+    return stats
+
+
+def _column_cells(runs: Sequence[dict], fs: str, methods: Sequence[str], not_applicable) -> dict[str, list[int]]:
+    """method -> indices of its runs in this column, in sub-sample order (applicable cells with runs)."""
+    cells = {}
+    for m in methods:
+        if (m, fs) in not_applicable:
+            continue
+        idx = [i for i, r in enumerate(runs) if r["method"] == m and r["fs"] == fs]
+        if idx:
+            cells[m] = sorted(idx, key=lambda i: int(runs[i]["sample"]))
+    samples = {m: [runs[i]["sample"] for i in idx] for m, idx in cells.items()}
+    first = next(iter(cells), None)
+    for m in cells:
+        if sorted(samples[m], key=int) != sorted(samples[first], key=int):
+            raise InputError(f"{fs}: {m} has runs on sub-samples {samples[m]} but {first} on {samples[first]} "
+                             "(the test pairs the runs of two methods tuned on the same sub-sample)")
+    return cells
+
+
+def table_tests(
+    runs: Sequence[dict],
+    stats: Sequence[np.ndarray],
+    cells: Mapping[tuple[str, str], dict],
+    methods: Sequence[str],
+    feature_sets: Sequence[str],
+    not_applicable,
+    layout: Layout,
+    options: TestOptions,
+) -> dict:
+    """Every cell against its column's best, and the other pairs of each column (``options.pairs``).
+
+    Parameters
+    ----------
+    runs, stats
+        Run summaries and their :func:`run_statistics`.
+    cells
+        :func:`smtlib.report.tables.aggregate` of ``runs`` (Tune, Test, SD per cell).
+    methods, feature_sets, not_applicable
+        The table's rows, columns and n/a cells.
+
+    Returns
+    -------
+    dict
+        ``cells``: one record per tested cell (method, feature set, runs, sub-samples, Tune, Test,
+        SD, the runs' Test, BLEU of the concatenated test sets (mean over runs), s_sel, s_opt, the
+        column's best, the difference of Test to it, p against it, the mark); ``pairs``: one record
+        per tested pair of a column (a, b in row order; the difference of Test and of the pooled
+        BLEU, a minus b; p). Methods are keyed by our names here; scores are BLEU points (0-100).
+    """
+    records, pairs = [], []
+    for fs in feature_sets:
+        col = _column_cells(runs, fs, methods, not_applicable)
+        if not col:
+            continue
+        best = max(col, key=lambda m: (cells[(m, fs)]["test"], -methods.index(m)))
+        cell_stats = {m: np.stack([stats[i] for i in idx]) for m, idx in col.items()}
+        others = {m: s for m, s in cell_stats.items() if m != best}
+        results = compare_systems(cell_stats[best], others, layout, baseline_name=best,
+                                  ar_shuffles=options.ar_shuffles, boot_samples=options.boot_samples,
+                                  seed=options.seed, ties=TIES)
+        p_best = {r.name: (None if r.p_value is None else float(r.p_value[0])) for r in results}
+        for r in sorted(results, key=lambda r: methods.index(r.name)):
+            cell, n = cells[(r.name, fs)], len(col[r.name])
+            records.append({
+                "method": r.name, "feature_set": fs, "runs": n,
+                "samples": [runs[i]["sample"] for i in col[r.name]],
+                "tune": cell["tune"], "test": cell["test"], "sd": cell["sd"],
+                "run_tests": [runs[i]["test"] for i in col[r.name]],
+                "bleu": 100 * float(r.mean[0]), "s_sel": 100 * float(r.s_sel[0]),
+                "s_opt": None if np.isnan(r.s_opt[0]) else 100 * float(r.s_opt[0]),
+                "best": best, "test_diff_to_best": cell["test"] - cells[(best, fs)]["test"],
+                "p_vs_best": p_best[r.name], "mark": mark(r.name == best, p_best[r.name], n),
+            })
+        flat = {m: s.reshape(-1, s.shape[-1]) for m, s in cell_stats.items()}
+        for a, b in itertools.combinations(col, 2):
+            if options.pairs == "best" and best not in (a, b):
+                continue
+            observed, p = paired_randomization(flat[a], flat[b], layout.score, trials=options.ar_shuffles,
+                                               seed=options.seed, ties=TIES)
+            pairs.append({
+                "feature_set": fs, "a": a, "b": b, "runs": len(col[a]),
+                "test_diff": cells[(a, fs)]["test"] - cells[(b, fs)]["test"],
+                "pooled_bleu_diff": 100 * float(observed[0]), "p": float(p[0]),
+            })
+    return {"alpha": ALPHA, "ties": TIES, "pairs_tested": options.pairs, "cells": records, "pairs": pairs}
+
+
+def companion_section(tests: dict, paper_name) -> str:
+    """Markdown: per cell, p against its column's best, s_sel, s_opt and the mark, with the legend."""
+    text = (
+        "\n## Significance: each cell against its column's best\n\n"
+        "Stratified approximate randomization over the cell's runs (Clark et al. 2011; `smtlib compare`): "
+        "the replicas are the runs (one per dev sub-sample, paired across cells by sub-sample), each "
+        "run's output the concatenation of its test sets' 1-best outputs; the statistic is BLEU of all "
+        "runs' outputs concatenated; p counts ties (identical cells get 1). The column's best is the "
+        "highest Test. Marks (`<set> Sig` in the table): `best`; `*` significantly different from the "
+        f"column's best (p < {tests['alpha']}), i.e. worse; `=` not significantly different (tied); "
+        "`(*)`/`(=)` the same with one run per cell: the test is then across test sentences only and "
+        "ignores the optimizer's instability, so it is not the question of Clark et al. or of the paper; "
+        "`n/a` not run. s_sel: bootstrap SD over test sentences of a run's BLEU on the concatenated "
+        "test sets, averaged over runs; s_opt: SD of that BLEU across runs (`-` with one run).\n\n"
+        f"Signature: `{tests['signature']}`\n\n"
+        "| method | feature set | runs | Test | Δ Test to best | p vs best | s_sel | s_opt | mark |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
+    )
+    for c in tests["cells"]:
+        p = "-" if c["p_vs_best"] is None else format_p(c["p_vs_best"], tests["alpha"])
+        s_opt = "-" if c["s_opt"] is None else f"{c['s_opt']:.2f}"
+        text += (f"| {paper_name(c['method'])} | {c['feature_set']} | {c['runs']} | {c['test']:.2f} | "
+                 f"{c['test_diff_to_best']:+.2f} | {p} | {c['s_sel']:.2f} | {s_opt} | {c['mark']} |\n")
+    if any(c["runs"] < 2 for c in tests["cells"]):
+        text += ("\nCells with fewer than 2 runs: their p-values are across test sentences only and s_opt is "
+                 "undefined; they say nothing about the optimizer's instability.\n")
+    return text
