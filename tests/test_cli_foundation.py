@@ -204,3 +204,31 @@ def test_tune_list_imports_no_optimizer():
     lines = out.strip().splitlines()
     assert lines[-1] == "[]"
     assert any(line.startswith("lbmira\t") for line in lines)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077, 0o002])
+def test_atomic_outputs_get_the_mode_of_a_plain_open(cli, tmp_path, umask):
+    """Issue 28: the temporary file's private 0600 must not become the output's mode."""
+    import os
+    import stat
+
+    from smtlib.io import atomic_output, write_lines
+
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "plain.txt", "w") as fh:
+            fh.write("x\n")
+        expected = stat.S_IMODE(os.stat(tmp_path / "plain.txt").st_mode)
+        assert expected == 0o666 & ~umask
+        with atomic_output(tmp_path / "atomic.txt") as out:
+            out.write("x\n")
+        with atomic_output(tmp_path / "atomic.gz") as out:
+            out.write("x\n")
+        write_lines(tmp_path / "lines.gz", ["a", "b"])
+        (tmp_path / "w.txt").write_text("LM0_0 1\n", encoding="utf-8")
+        # a command in a child process, which inherits the umask
+        assert cli("weights", "to-moses-ini", tmp_path / "w.txt", "--out", tmp_path / "cli.ini").returncode == 0
+    finally:
+        os.umask(old)
+    for name in ("atomic.txt", "atomic.gz", "lines.gz", "cli.ini"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == expected, name
