@@ -79,6 +79,7 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
     if command == "rerank":
         result = cli("rerank", "--kbest", nbest, "--weights", weights)
     elif command == "tune":
+        ref = write(tmp / "ref2.txt", REFS[:2])  # one line per sentence of the pool
         result = cli("tune", "mert", "--kbest", nbest, "--refs", ref, "--init", weights, "--out", tmp / "o.w")
     elif command == "weights":
         ini = tmp / "moses.ini"
@@ -99,13 +100,13 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
 
 
 def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
-    """64.32 vs 100.00 (different default tokenizers), 46.60 vs 16.72 (references longer than the pool)."""
-    tmp, nbest, _, _ = files
+    """64.32 vs 100.00 (different default tokenizers); references longer than the pool: issue 28's rule."""
+    tmp, nbest, ref, _ = files
     weights = tmp / "w.txt"
     weights.write_text("lm_0 1\n", encoding="utf-8")
     cased = write(tmp / "cased.txt", ["The house !", "the cat.", "Hello"])
     longer = write(tmp / "longer.txt", [*REFS, "one more sentence", "and another"])
-    for refs, options in ((cased, []), (cased, ["--tokenize", "13a"]), (longer, []), (longer, ["--lowercase"])):
+    for refs, options in ((cased, []), (cased, ["--tokenize", "13a"]), (ref, []), (ref, ["--lowercase"])):
         out = tmp / "best.txt"
         result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", refs, "--out", out, *options)
         assert result.returncode == 0, result.stderr
@@ -114,8 +115,18 @@ def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
         assert float(rerank_score) == pytest.approx(bleu["score"], abs=5e-5)
         assert signature.strip().strip("()") == bleu["signature"]
         assert len(out.read_text().splitlines()) == len(read_lines(refs))
-    stats = json.loads(cli("kbest", "stats", nbest, "--refs", longer).stdout)
-    assert stats["signature"] == json.loads(cli("bleu", "--refs", longer, "--hyps", out).stdout)["signature"]
+        # the same references with two lines more: an error, or (--refs-prefix) the same BLEU and lines
+        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
+                     *options)
+        assert f"{longer}:4: has 5 lines but the k-best pool has 3 sentences" in one_error_line(result)
+        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
+                     "--refs-prefix", *options)
+        assert result.returncode == 0 and "(2 reference lines left out)" in result.stderr, result.stderr
+        if refs == ref:
+            assert f"BLEU = {rerank_score} {signature}" in result.stderr
+            assert (tmp / "long.txt").read_bytes() == out.read_bytes()
+    stats = json.loads(cli("kbest", "stats", nbest, "--refs", ref).stdout)
+    assert stats["signature"] == json.loads(cli("bleu", "--refs", ref, "--hyps", out).stdout)["signature"]
 
 
 def test_rerank_bleu_uses_the_one_default_tokenizer(cli, files):
@@ -283,6 +294,79 @@ def test_reference_errors(cli, files):
     message = one_error_line(cli("data", "subsample", "--src", src, "--refs", ref, "--index", "1", "--out-src",
                                  tmp / "s", "--out-refs", tmp / "r", "--out-ids", tmp / "i"))
     assert f"{ref}:3:" in message and "source" in message
+
+
+@pytest.mark.parametrize("command", ["tune kbmira", "tune mert", "tune --pool", "rerank", "kbest stats", "kbest add"])
+def test_references_longer_than_the_pool_need_refs_prefix(cli, files, command):
+    """Issue 28: references with more lines than the pool's largest id + 1 used to be scored whole (the
+    missing sentences as empty hypotheses): an error naming the file, its line count and the pool's,
+    unless --refs-prefix, which scores the first lines exactly as the matching references would."""
+    tmp, nbest, ref, init = files
+    longer = write(tmp / "longer.txt", [*REFS, "one more sentence"])
+    out = tmp / "out"
+
+    def run(refs, *extra):
+        if command == "rerank":
+            args = ["rerank", "--kbest", nbest, "--weights", init, "--out", out]
+        elif command == "kbest stats":
+            args = ["kbest", "stats", nbest]
+        elif command == "kbest add":
+            args = ["kbest", "add", "--kbest", nbest, "--out", out]
+        elif command == "tune --pool":
+            pool = tmp / "exact.pool"
+            if not pool.exists():
+                assert cli("kbest", "add", "--kbest", nbest, "--refs", ref, "--out", pool).returncode == 0
+            args = ["tune", "kbmira", "--pool", pool, "--init", init, "--out", out]
+        else:
+            args = [*command.split(), "--kbest", nbest, "--init", init, "--out", out]
+        return cli(*args, "--refs", refs, *extra)
+
+    message = one_error_line(run(longer))
+    assert f"{longer}:4: has 4 lines but the k-best pool has 3 sentences (ids 0 to 2)" in message
+    assert "--refs-prefix" in message
+    assert not out.exists()
+    exact = run(ref)
+    assert exact.returncode == 0, exact.stderr
+    expected = out.read_bytes() if out.exists() else exact.stdout
+    out.unlink(missing_ok=True)
+    prefix = run(longer, "--refs-prefix")
+    assert prefix.returncode == 0, prefix.stderr
+    note = [line for line in prefix.stderr.splitlines() if "--refs-prefix" in line]
+    assert note == [f"smtlib {command.split()[0]}: note: --refs-prefix: scoring the first 3 of the 4 lines of "
+                    f"{longer} (1 reference line left out)"]
+    # the same weights, pool (its header holds the references' fingerprint), statistics or 1-best lines
+    assert (out.read_bytes() if out.exists() else prefix.stdout) == expected
+
+
+def test_a_pool_with_a_missing_sentence_in_the_middle_is_scored_as_today(cli, files):
+    """Sentence 1 without hypotheses: its reference line still counts (rerank writes an empty line for it)."""
+    tmp, _, ref, init = files
+    gap = write(tmp / "gap.nbest", [MOSES[0], MOSES[1], MOSES[4]])
+    result = cli("rerank", "--kbest", gap, "--weights", init, "--refs", ref, "--out", tmp / "best.txt")
+    assert result.returncode == 0 and "note:" not in result.stderr, result.stderr
+    assert (tmp / "best.txt").read_text().split("\n")[:3] == ["the house", "", "hello"]
+    bleu = json.loads(cli("bleu", "--refs", ref, "--hyps", tmp / "best.txt").stdout)["score"]
+    assert f"BLEU = {bleu:.4f}" in result.stderr
+
+
+@pytest.mark.data
+def test_scorer_data_references_are_longer_than_its_pool(cli, shared_data, tmp_path):
+    """Moses's test_scorer_data: 100 sentences, 2,000 reference lines (the case of issue 28)."""
+    base = shared_data / "moses-mert-nbest" / "test_scorer_data"
+    refs = base / "reference.txt.gz"
+    first = write(tmp_path / "ref100.txt", read_lines(refs)[:100])
+    weights = tmp_path / "w.txt"
+    weights.write_text("d_0 0.3\nlm_0 0.5\ntm_0 0.2\ntm_1 0.2\nw_0 -0.5\n", encoding="utf-8")
+    rerank = ["rerank", "--kbest", base / "nbest.out.gz", "--weights", weights, "--out", tmp_path / "best.txt"]
+    message = one_error_line(cli(*rerank, "--refs", refs))
+    assert f"{refs}:101: has 2000 lines but the k-best pool has 100 sentences" in message
+    exact = cli(*rerank, "--refs", first)
+    prefix = cli(*rerank, "--refs", refs, "--refs-prefix")
+    assert exact.returncode == 0 and prefix.returncode == 0, prefix.stderr
+    assert "(1900 reference lines left out)" in prefix.stderr
+    assert exact.stderr.splitlines()[-1] == prefix.stderr.splitlines()[-1]  # BLEU = 9.1697 (...)
+    stats = json.loads(cli("kbest", "stats", base / "nbest.out.gz", "--refs", refs, "--refs-prefix").stdout)
+    assert stats["hypotheses_per_sentence"]["mean"] == 100.0 and stats["bleu_1best_by_total"] > 5
 
 
 def test_weight_names_rule():

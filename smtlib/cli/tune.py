@@ -10,7 +10,9 @@ Lattice tuners (lbmert, lbmira) read ``--lattice`` files instead, online MIRA (m
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
 references (``--tokenize``/``--lowercase``/``--ref-length``); a binary pool (``--pool``, written by
 ``smtlib kbest add``; also accepted as the one ``--kbest`` file) already holds them, computed against
-the same references and settings (else an error). METHOD's ``fit`` starts from the
+the same references and settings (else an error). References must have one line per sentence of
+the pool (its largest id + 1); ``--refs-prefix`` scores only their first lines instead of failing on
+more (:func:`smtlib.bleu.references.references_for_pool`). METHOD's ``fit`` starts from the
 ``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
 pool does not have (sparse features that did not fire) are written back unchanged; the names of
 ``--init`` are checked against the pool (:func:`smtlib.weights.check_weight_names`).
@@ -23,13 +25,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli import tune_lattice
-from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
+from smtlib.cli.common import (
+    add_bleu_options,
+    add_dialect_option,
+    add_refs_prefix_option,
+    bleu_settings,
+    one_best_lines,
+    parse_assignments,
+    pool_references,
+)
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
 from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners, summary
@@ -49,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", "-k", nargs="+", help="k-best file(s), merged")
     parser.add_argument("--pool", help="a binary pool with BLEU statistics (smtlib kbest add), instead of --kbest")
     parser.add_argument("--refs", "-r", nargs="+", help="reference files")
+    add_refs_prefix_option(parser, "the largest sentence id + 1 of the k-best pool or lattices (mira: the source's lines)")
     parser.add_argument("--init", "-i", help="initial weights file")
     parser.add_argument("--out", "-o", help="output weights file")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -64,16 +75,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tune_lattice.add_arguments(parser)
 
 
-def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
-    """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists."""
+def _read_pool(args: argparse.Namespace, references, settings) -> tuple[KBestPool, Sequence[Sequence[str]]]:
+    """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists,
+    with the references of its sentences (:func:`smtlib.cli.common.pool_references`, ``--refs-prefix``)."""
     from smtlib.kbest.pool import read_pool
-    from smtlib.kbest.store import is_pool_file, load_pool
+    from smtlib.kbest.store import checked_pool, is_pool_file, read_stored
 
     if args.pool or (len(args.kbest) == 1 and is_pool_file(args.kbest[0])):
-        return load_pool(args.pool or args.kbest[0], references, settings)
+        path = args.pool or args.kbest[0]
+        stored = read_stored(path)
+        references = pool_references(args, references, stored.sentences_spanned())
+        return checked_pool(stored, path, references, settings), references
     pool = read_pool(args.kbest, n_sentences=len(references[0]), dialect=args.dialect, references=args.refs[0])
+    references = pool_references(args, references, pool.sentences_spanned())
+    pool.cut_sentences(len(references[0]))
     pool.compute_stats(references, settings)
-    return pool
+    return pool, references
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     references = read_references(args.refs)
     settings = bleu_settings(args)
-    pool = _read_pool(args, references, settings)
+    pool, references = _read_pool(args, references, settings)
     init_weights = read_weights(args.init)
     check_weight_names(init_weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
     init = pool.weight_vector(init_weights)

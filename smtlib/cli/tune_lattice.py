@@ -34,7 +34,14 @@ import numpy as np
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import add_search_options, bleu_settings, parse_assignments, search_options
+from smtlib.cli.common import (
+    add_search_options,
+    bleu_settings,
+    parse_assignments,
+    pool_references,
+    pool_references_function,
+    search_options,
+)
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.progress import command_progress
@@ -95,7 +102,9 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
     init_weights = read_weights(args.init)
     density = float(tuner.params.get("density", 0.0))
     ls, refs, n_in = load_lattice_problem(args.lattice, args.kbest, references, settings,
-                                          prune_weights=init_weights, density=density)
+                                          prune_weights=init_weights, density=density,
+                                          fit_references=pool_references_function(args, references,
+                                                                                  what="the lattice set"))
     init = ls.weight_vector(init_weights)
     result = tuner.fit_lattices(ls, refs, init)
     tuner.progress.finish()
@@ -148,8 +157,11 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         _info(args, {"method": "mira", "shards": len(shards), "steps": mixed["steps"], "updates": mixed["updates"]})
         return 0
     _require(args, "model", "source", "refs", "init", "out")
-    references = read_references(args.refs)
     sources = read_lines(args.source, what="source", allow_empty=True)
+    references = read_references(args.refs)
+    if len(references[0]) < len(sources):
+        read_references(args.refs, source=args.source, source_lines=len(sources))  # the error naming both
+    references = pool_references(args, references, len(sources), what=f"the source {args.source}")
     init = read_weights(args.init)
     previous = read_json(args.state, "mira state") if args.state else None
     options = search_options(args)
