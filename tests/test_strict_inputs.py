@@ -11,7 +11,7 @@ import pytest
 from smtlib.errors import InputError
 from smtlib.io import open_text, read_lines
 from smtlib.kbest.pool import read_pool
-from smtlib.weights import check_weight_names, read_weights
+from smtlib.weights import check_weight_names, edit_distance, read_weights
 
 MOSES = [
     "0 ||| the house ||| d= 0 -1.5 lm= -10 tm= -2 -3 w= -2 ||| -7.25",
@@ -68,14 +68,16 @@ def test_feature_name_typo_on_one_line_is_an_error(cli, files):
         read_pool(bad)
 
 
+@pytest.mark.parametrize("typo", ["lm0", "LMM0_0"])
 @pytest.mark.parametrize("command", ["rerank", "tune", "decode", "weights"])
-def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
-    """`lm0` for `LM0_0`: rerank and tune used to accept it silently (and tune wrote both names)."""
+def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command, typo):
+    """`lm0` for `LM0_0`: rerank and tune used to accept it silently (and tune wrote both names);
+    `LMM0_0` (issue 28) passed everywhere as a sparse weight."""
     tmp, _, ref, _ = files
     nbest = write(tmp / "new.nbest", ["0 ||| a b ||| LM0= -1 TM0= -2 -3 ||| -1", "0 ||| b a ||| LM0= -2 TM0= -1 -1 ||| -2",
                                       "1 ||| c ||| LM0= -1 TM0= 0 0 ||| 0"])
     weights = tmp / "typo.w"
-    weights.write_text("TM0_0 1\nTM0_1 1\nlm0 1\n", encoding="utf-8")
+    weights.write_text(f"TM0_0 1\nTM0_1 1\n{typo} 1\n", encoding="utf-8")
     if command == "rerank":
         result = cli("rerank", "--kbest", nbest, "--weights", weights)
     elif command == "tune":
@@ -90,12 +92,12 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
 
         spec = write_toy_model(tmp / "model", "medium", seed=1)
         names = spec.dense_weight_names()
-        weights.write_text("".join(f"{n} 0.5\n" for n in names if n != "LM0_0") + "lm0 1\n", encoding="utf-8")
+        weights.write_text("".join(f"{n} 0.5\n" for n in names if n != "LM0_0") + f"{typo} 1\n", encoding="utf-8")
         (tmp / "in.txt").write_text("f1 f2\n", encoding="utf-8")
         result = cli("decode", "--model", tmp / "model", "--weights", weights, "--input", tmp / "in.txt", "--quiet")
     message = one_error_line(result)
-    line = weights.read_text().splitlines().index("lm0 1") + 1
-    assert f"{weights}:{line}: weight 'lm0'" in message and "did you mean 'LM0_0'?" in message
+    line = weights.read_text().splitlines().index(f"{typo} 1") + 1
+    assert f"{weights}:{line}: weight '{typo}'" in message and "did you mean 'LM0_0'?" in message
     assert not (tmp / "o.w").exists()
 
 
@@ -369,9 +371,68 @@ def test_scorer_data_references_are_longer_than_its_pool(cli, shared_data, tmp_p
     assert stats["hypotheses_per_sentence"]["mean"] == 100.0 and stats["bleu_1best_by_total"] > 5
 
 
+def test_misspelt_dense_names_are_errors_and_unknown_sparse_names_only_where_the_input_has_sparse():
+    """Issue 28: a name that matches no feature of the input is an error where the input has no sparse
+    features, and where it has some when it is within a few edits of a dense value."""
+    dense = ["d_0", "lm_0", "tm_0", "tm_1", "w_0", "TranslationModel0_0", "TranslationModel0_1", "Distortion0_0"]
+    for name, meant in (("tmm_1", "tm_1"), ("TranslatonModel0_1", "TranslationModel0_1"),
+                        ("Distorsion0_0", "Distortion0_0"), ("TranslationMdoel0_0", "TranslationModel0_0"),
+                        ("Tm_1x", "tm_1")):
+        with pytest.raises(InputError, match=rf"w.txt: weight '{name}' is not a feature of the pool, which has no "
+                                             rf"sparse features \(did you mean '{meant}'\?\)"):
+            check_weight_names({name: 1.0}, dense, what="the pool", path="w.txt")
+        with pytest.raises(InputError, match=rf"'{name}' is not a feature of the pool and is (one edit|2 edits) from "
+                                             rf"its dense value '{meant}' \(did you mean '{meant}'\?\)"):
+            check_weight_names({name: 1.0}, dense, sparse_names=["WT_a"], what="the pool", path="w.txt")
+        check_weight_names({name: 1.0}, dense, sparse_names=[name])  # a feature of the input: fine
+    # a pool with sparse features: sparse names it lacks are fine (a tuned file of another iteration)
+    check_weight_names({"tm_0": 1, "WT_zz": 0.5, "wp_a~b": 1, "cb_le1": 2, "tu_the": 1}, dense, sparse_names=["WT_a"])
+    check_weight_names({"WT_zz": 0.5}, dense, has_sparse=True)  # a model of a sparse feature set
+    with pytest.raises(InputError, match="which has no sparse features .did you mean 'w_0'"):
+        check_weight_names({"WT_zz": 0.5}, dense)
+    assert edit_distance("tmm_1", "tm_1") == 1 and edit_distance("ab", "ba") == 1 and edit_distance("", "abc") == 3
+    assert edit_distance("Distorsion0_0", "Distortion0_0") == 1 and edit_distance("kitten", "sitting") == 3
+
+
+def test_weights_of_a_sparse_pool_may_name_sparse_features_it_lacks(cli, files):
+    """A weights file for a sparse system (Big) against the pool of another iteration: unknown sparse
+    names count 0, a misspelt dense name is still an error at its line."""
+    tmp, nbest, ref, init = files
+    sparse = write(tmp / "sparse.nbest", [line.replace(" w= ", " WT_a= 1 w= ") if line.startswith("1 ") else line
+                                          for line in MOSES])
+    weights = tmp / "w.txt"
+    weights.write_text("lm_0 1\ntm_0 0.5\nWT_a 0.1\n", encoding="utf-8")
+    base = cli("rerank", "--kbest", sparse, "--weights", weights, "--refs", ref)
+    assert base.returncode == 0, base.stderr
+    weights.write_text("lm_0 1\ntm_0 0.5\nWT_a 0.1\nWT_from_another_iteration 3\n", encoding="utf-8")
+    result = cli("rerank", "--kbest", sparse, "--weights", weights, "--refs", ref)
+    assert result.returncode == 0 and (result.stdout, result.stderr) == (base.stdout, base.stderr)
+    weights.write_text("lm_0 1\ntmm_0 0.5\nWT_a 0.1\n", encoding="utf-8")
+    for command in (["rerank", "--kbest", sparse, "--weights", weights],
+                    ["tune", "kbmira", "--kbest", sparse, "--refs", ref, "--init", weights, "--out", tmp / "o.w"]):
+        message = one_error_line(cli(*command))
+        assert f"{weights}:2: weight 'tmm_0' is not a feature of the k-best pool and is one edit from its dense value " \
+               "'tm_0' (did you mean 'tm_0'?)" in message
+    assert not (tmp / "o.w").exists()
+
+
+@pytest.mark.data
+def test_scorer_data_rerank_rejects_misspelt_dense_names(cli, shared_data, tmp_path):
+    """Issue 28: `tmm_1`, `TranslatonModel0_1`, `Distorsion0_0` changed rerank's BLEU with exit 0."""
+    nbest = shared_data / "moses-mert-nbest" / "test_scorer_data" / "nbest.out.gz"
+    weights = tmp_path / "w.txt"
+    for typo, meant in (("tmm_1", "tm_1"), ("TranslatonModel0_1", "lm_1"), ("Distorsion0_0", "d_0")):
+        weights.write_text(f"d_0 0.3\nlm_0 0.5\ntm_0 0.2\n{typo} 0.2\nw_0 -0.5\n", encoding="utf-8")
+        message = one_error_line(cli("rerank", "--kbest", nbest, "--weights", weights, "--out", tmp_path / "best"))
+        assert f"{weights}:4: weight '{typo}' is not a feature of the k-best pool, which has no sparse features" in message
+        assert f"did you mean '{meant}'?" in message
+        assert not (tmp_path / "best").exists()
+
+
 def test_weight_names_rule():
     dense = ["LM0_0", "TranslationModel0_0", "TranslationModel0_1", "d_0"]
-    check_weight_names({"LM0_0": 1, "WT_a~b": 2, "cbin_3": 1}, dense)  # sparse names: fine, absent ones never fire
+    # sparse names, where the input has sparse features: fine, absent ones never fire
+    check_weight_names({"LM0_0": 1, "WT_a~b": 2, "cbin_3": 1}, dense, has_sparse=True)
     check_weight_names({}, dense)  # every missing weight is 0
     for name, problem in (("lm0", "did you mean 'LM0_0'"), ("TranslationModel0_2", "out of range"),
                           ("lm0_0", "differs in case"), ("LM1_0", "does not have"), ("Distortion0_0", "does not have"),

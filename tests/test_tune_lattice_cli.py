@@ -185,3 +185,17 @@ def test_references_longer_than_the_lattices_or_source_need_refs_prefix(setup, r
     short.write_text("\n".join(refs.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
     r = cli("tune", "mira", *mira, "--refs", short, "--refs-prefix", "--out", d / "short.json")
     assert r.returncode == 2 and "dev.short.en" in r.stderr and "dev.fr" in r.stderr, r.stderr
+
+
+def test_lattice_tuners_check_the_init_names_against_the_lattices(setup, refs, cli):
+    """Issue 28: the lattice tuners read --init without the names check every other command applies."""
+    d, _ = setup
+    weights = read_weights(d / "w0.txt")
+    bad = d / "typo.w.txt"
+    bad.write_text("".join(f"{n.replace('LM0_0', 'LMM0_0')} {v}\n" for n, v in weights.items()), encoding="utf-8")
+    line = [n for n in weights].index("LM0_0") + 1
+    r = cli("tune", "lbmira", "--lattice", d / "it0.lat.gz", "--refs", refs, "--init", bad, "--tokenize", "none",
+            "--out", d / "typo.out.txt")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"typo.w.txt:{line}: weight 'LMM0_0' is not a feature of the lattice set" in r.stderr
+    assert "did you mean 'LM0_0'?" in r.stderr and not (d / "typo.out.txt").exists()

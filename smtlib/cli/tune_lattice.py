@@ -47,7 +47,7 @@ from smtlib.io import atomic_output, read_lines
 from smtlib.progress import command_progress
 from smtlib.tuners.base import check_tuned_weights
 from smtlib.tuners.registry import input_kind
-from smtlib.weights import read_weights, write_weights
+from smtlib.weights import check_weight_names, read_weights, write_weights
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,6 +105,7 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
                                           prune_weights=init_weights, density=density,
                                           fit_references=pool_references_function(args, references,
                                                                                   what="the lattice set"))
+    check_weight_names(init_weights, ls.feature_names, sparse_names=ls.sparse_names, what="the lattice set")
     init = ls.weight_vector(init_weights)
     result = tuner.fit_lattices(ls, refs, init)
     tuner.progress.finish()

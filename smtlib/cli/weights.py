@@ -6,7 +6,9 @@
 
 The names of W are checked by the rule every command applies (``smtlib.weights.check_weight_names``):
 with ``--ini``, against the dense features the moses.ini weighs; without, every name must be a
-dense value ``NAME_k`` or a sparse name (containing ``_``).
+dense value ``NAME_k`` or a sparse name (containing ``_``). Sparse names are allowed either way (a
+moses.ini does not list the sparse features Moses reads weights for), unless one is a misspelt
+dense name (within an edit or two of one).
 """
 
 from __future__ import annotations
@@ -40,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
     if args.ini:
         dense, _ = group_dense(from_moses_ini(args.ini))
         check_weight_names(weights, [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))],
-                           what=f"the moses.ini {args.ini}")
+                           has_sparse=True, what=f"the moses.ini {args.ini}")
     else:
         dense, _ = group_dense(weights)
         check_weight_names(weights, [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))],
-                           what="the weights file")
+                           has_sparse=True, what="the weights file")
     section = to_moses_ini(weights)
     text = section
     if args.ini:
