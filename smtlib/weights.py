@@ -415,6 +415,65 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     return weights
 
 
+def update_moses_ini(path: str | os.PathLike, weights: Mapping[str, float]) -> str:
+    """The text of the moses.ini ``path`` with its weights replaced by ``weights``, in the file's dialect.
+
+    The names of ``weights`` are checked against the file (:func:`check_weight_names`). Old
+    sections (``[weight-d]``, ``[weight-l]``, ``[weight-t]``, ``[weight-w]`` ..., one value per line)
+    get their new values in place, line by line (comments and layout kept), and no ``[weight]``
+    section is added: one file, one set of weights. A ``[weight]`` section is rewritten where it is
+    (appended when the file has neither): every dense feature of the file, in the file's order, then
+    the sparse weights (:func:`to_moses_ini`). A dense value missing from ``weights`` is written 0
+    (``CONTRACT.md``: a missing weight is 0). An old-dialect file without a ``[weight]`` section has
+    no place for sparse weights, so for it a name that is not one of its dense values is an error.
+
+    Raises
+    ------
+    InputError
+        On a damaged moses.ini (:func:`from_moses_ini`) or a name the check rejects.
+    """
+    current = from_moses_ini(path)  # checks the file; its names in file order
+    lines = read_lines(path, what="moses.ini")
+    present = {ln.split("#", 1)[0].strip()[1:-1].strip() for ln in lines if ln.split("#", 1)[0].strip().startswith("[")}
+    old_labels = {label for section, label in OLD_SECTIONS.items() if section in present}
+    is_old = {n for n in current if (m := _DENSE_VALUE.match(n)) and m["group"] in old_labels}
+    dense, _ = group_dense({n: v for n, v in current.items() if n not in is_old})
+    new_dense = [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))]
+    has_weight_section = "weight" in present or not old_labels
+    check_weight_names(weights, [n for n in current if n in is_old] + new_dense, has_sparse=has_weight_section,
+                       what=f"the moses.ini {os.fspath(path)}")
+    section_text = to_moses_ini({**{n: weights.get(n, 0.0) for n in new_dense},
+                                 **{n: v for n, v in weights.items() if n not in is_old and n not in new_dense}})
+    out: list[str] = []
+    section = None
+    counts: dict[str, int] = {}
+    written = False
+    for raw in lines:
+        code = raw.split("#", 1)[0]
+        stripped = code.strip()
+        if stripped.startswith("["):
+            section = stripped[1:-1].strip()
+            if section == "weight":
+                out.extend(section_text.rstrip("\n").split("\n"))
+                out.append("")
+                written = True
+                continue
+        elif section == "weight":
+            continue  # the old [weight] section's lines (its values, comments, blank lines)
+        elif section in OLD_SECTIONS and stripped:
+            k = counts.get(section, 0)
+            counts[section] = k + 1
+            value = format_value(weights.get(f"{OLD_SECTIONS[section]}_{k}", 0.0))
+            start = len(code) - len(code.lstrip())
+            raw = raw[:start] + value + raw[start + len(stripped):]
+        out.append(raw)
+    if has_weight_section and not written:
+        while out and not out[-1].strip():
+            out.pop()
+        out += ([""] if out else []) + section_text.rstrip("\n").split("\n")
+    return "\n".join(out) + "\n"
+
+
 def _is_number(text: str) -> bool:
     try:
         parse_number(text)
