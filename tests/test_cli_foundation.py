@@ -324,3 +324,59 @@ def test_weights_round_trip_through_moses_old_regression_ini(cli, shared_data, t
     assert read_weights(tmp_path / "back.txt") == tuned
     original = gzip.decompress(ini.read_bytes()).decode().splitlines()
     assert len(text.splitlines()) == len(original)  # the same layout, only values changed
+
+
+SPHINX = ("`", ":mod:", ":func:", ":class:", ":meth:", ":data:")
+
+
+@pytest.mark.parametrize("command", ["bleu", "kbest", "tune", "rerank", "weights", "train", "decode", "data", "sgd",
+                                     "report"])
+def test_command_help_is_plain_text(command, capsys):
+    """Issue 28: `smtlib CMD --help` printed the module docstring with its Sphinx markup."""
+    from smtlib.cli import main
+
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert not [s for s in SPHINX if s in out], out
+
+
+def test_tune_method_help_shows_its_summary_settings_and_required_options(cli):
+    """Issue 28: `smtlib tune kbmira --help` printed the generic help, hid the settings behind
+    --help-params and showed --init as optional."""
+    from smtlib.tuners.registry import get_tuner_class, summary
+
+    result = cli("tune", "kbmira", "--help")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    usage = out.split("\n\n", 1)[0]
+    assert usage == "usage: smtlib tune kbmira (--kbest K [K ...] | --pool POOL) --refs REF [REF ...] --init W --out W [options]"
+    assert f"kbmira: {summary('kbmira')}" in out
+    for key, value in get_tuner_class("kbmira").defaults.items():
+        assert f"\n  {key}={value}\n" in out + "\n"
+    assert "--init W, -i W        initial weights file (required)" in out
+    assert "--lattice" not in out and "--model" not in out  # options of the lattice tuners and online MIRA
+    assert not [s for s in SPHINX if s in out], out
+    lattice = cli("tune", "lbmira", "--help").stdout
+    assert "usage: smtlib tune lbmira --lattice LATTICE [LATTICE ...] --refs REF [REF ...] --init W --out W" in lattice
+    assert "density=50.0" in lattice and "--pool" not in lattice
+    online = cli("tune", "mira", "--help").stdout
+    assert "usage: smtlib tune mira --model MODEL --source SRC --refs REF [REF ...] --init W --out W" in online
+    assert "smtlib tune mira --mix SHARD_JSON" in online and "--stack-size" in online
+
+
+def test_every_tune_method_has_its_help(capsys):
+    from smtlib.cli import main
+    from smtlib.tuners.registry import get_tuner_class, list_tuners, summary
+
+    for method in list_tuners():
+        assert main(["tune", method, "--help"]) == 0, method
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: smtlib tune {method} ") and f"{method}: {summary(method)}" in out
+        assert all(f"  {key}={value}" in out for key, value in get_tuner_class(method).defaults.items()), method
+
+
+@pytest.mark.parametrize("extra", [[], ["--help"], ["--help-params"], ["--kbest", "x.nbest"]])
+def test_unknown_tune_method_says_did_you_mean(cli, extra):
+    result = cli("tune", "kbmiraa", *extra)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("smtlib tune: error: unknown tuning method 'kbmiraa' (did you mean 'kbmira'?)")
