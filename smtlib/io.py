@@ -12,7 +12,9 @@ its name). :func:`read_bytes` / :func:`read_text` / :func:`read_lines` read a wh
 
 Writing. A failing command must leave no partial output file (``CONTRACT.md``), so every output goes
 through :func:`atomic_output`: it writes to a temporary file in the destination directory and
-renames it over the destination only when the ``with`` block ends without an exception.
+renames it over the destination only when the ``with`` block ends without an exception. The file
+gets the mode a plain ``open(path, "w")`` would give it (``0o666`` less the umask, :func:`new_file_mode`),
+not the private ``0o600`` of the temporary file.
 """
 
 from __future__ import annotations
@@ -243,6 +245,29 @@ def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:
 
 
 # -- writing --------------------------------------------------------------------------------------
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux: /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (not atomic, but nothing else sets it here)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: ``0o666`` less the umask (``0o644`` under 022).
+
+    :func:`tempfile.mkstemp` creates its file ``0o600`` whatever the umask; a file written through
+    a temporary one is given this mode before it takes its final name.
+    """
+    return 0o666 & ~current_umask()
+
+
 #: gzip level of the tuning loop's k-best and lattice files (``smtlib decode``, ``smtlib kbest slice``)
 #: and of the lattice tuners' aggregated paths (``--paths-out``): each is written once and read once
 #: or twice. Level 9 cost 0.13 s CPU per 150 sentences' 100-best list (3.3 MB), a tenth of a
@@ -276,6 +301,7 @@ def atomic_output(
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + ".", dir=directory)
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as raw:
             # mtime=0 keeps gzip output bit-identical across runs.
             stream: IO[bytes] = (

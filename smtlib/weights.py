@@ -15,8 +15,18 @@ with :func:`check_weight_names`, the one rule (``CONTRACT.md``, "weights"):
   and is not shaped like a dense value, i.e. not ``NAME_k`` with ``NAME`` a dense feature of the
   input (``k`` out of range), a dense feature's name in another case (``lm0_0``), or one of
   Moses's dense feature families (``TranslationModel1_0``, ``LM1_0``, ``d_0`` ..., see
-  :data:`DENSE_FAMILY`) that the input does not have. A sparse feature the input never fires
-  simply never counts, and a missing sparse weight is 0;
+  :data:`DENSE_FAMILY`) that the input does not have;
+* a valid sparse name that matches no feature of the input (issue 28: ``tmm_1`` for ``tm_1``,
+  ``TranslatonModel0_1``, ``Distorsion0_0`` used to pass as sparse weights that never fire) is
+  accepted only where the input has sparse features, since a tuned weights file legitimately
+  carries sparse features that another pool, lattice set or the sentences at hand do not fire
+  (a weights file of a Big system read against the k-best pool of another iteration); and even
+  there not when it is within :func:`typo_distance` of a dense value of the input. So: the input
+  has no sparse features -> every name must be a dense value of it; it has some -> an unknown
+  name is a sparse weight (0 where it never fires) unless it looks like a misspelt dense name. What
+  "has sparse features" means per input: a k-best pool or lattice set, a sparse name in it; a
+  model, its feature set is sparse (Big, Overfit); a moses.ini, always (Moses reads sparse weights
+  for features the file does not list);
 * anything else is an :class:`~smtlib.errors.InputError` at the name's line, naming the closest
   known name ("did you mean").
 
@@ -105,11 +115,44 @@ def closest_name(name: str, known: Iterable[str]) -> str | None:
     return best
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and transpositions of adjacent characters each cost 1."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def typo_distance(dense_name: str) -> int:
+    """How many edits from ``dense_name`` an unknown weight name counts as its misspelling:
+    1 for short names (``tm_1``, ``LM0_0``), 2 from 8 characters on (``Distortion0_0``)."""
+    return 1 if len(dense_name) < 8 else 2
+
+
+def closest_dense(name: str, dense_names: Iterable[str]) -> tuple[str, int] | None:
+    """The dense name ``name`` most likely misspells (case ignored) and the edits between them, or
+    None when no dense name is within its :func:`typo_distance`."""
+    best = None
+    for dense in dense_names:
+        distance = edit_distance(name.lower(), dense.lower())
+        if distance <= typo_distance(dense) and (best is None or distance < best[1]):
+            best = (dense, distance)
+    return best
+
+
 def check_weight_names(
     weights: Mapping[str, float],
     dense_names: Sequence[str],
     *,
     sparse_names: Iterable[str] = (),
+    has_sparse: bool | None = None,
     what: str = "the input",
     path: str | os.PathLike | None = None,
 ) -> None:
@@ -122,7 +165,10 @@ def check_weight_names(
     dense_names
         The input's dense value names in order (``NAME_k``, or Joshua's plain names).
     sparse_names
-        Sparse feature names the input is known to have (only used for "did you mean").
+        Sparse feature names the input is known to have.
+    has_sparse
+        Whether the input has sparse features (default: ``sparse_names`` is not empty); when it
+        has none, every name must be a dense value of it.
     what
         The input, for messages (``"the k-best pool"``, ``"the medium model"``).
     path
@@ -132,10 +178,14 @@ def check_weight_names(
     ------
     InputError
         At the first offending name's line: a name that is neither a dense value of the input
-        nor a valid sparse name.
+        nor a valid sparse name, or a sparse name the input lacks where it has no sparse features
+        or the name is a misspelt dense value.
     """
     path = getattr(weights, "path", None) or path
     lines = getattr(weights, "lines", {})
+    sparse_known = set(sparse_names)
+    if has_sparse is None:
+        has_sparse = bool(sparse_known)
     dense = set(dense_names)
     sizes: dict[str, int] = {}
     for name in dense_names:
@@ -144,7 +194,7 @@ def check_weight_names(
             sizes[match["group"]] = max(sizes.get(match["group"], 0), int(match["k"]) + 1)
     lower_dense = {n.lower(): n for n in dense_names}
     lower_groups = {g.lower(): g for g in sizes}
-    known = list(dense_names) + list(sparse_names)
+    known = list(dense_names) + sorted(sparse_known)
 
     def fail(name: str, problem: str, suggestion: str | None = None) -> None:
         hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
@@ -170,6 +220,18 @@ def check_weight_names(
         if "_" not in name:
             fail(name, f"is neither a dense feature value of {what} nor a sparse feature name (sparse names contain '_')",
                  closest_name(name, known))
+        if name in sparse_known:
+            continue
+        if not has_sparse:
+            typo = closest_dense(name, dense_names)
+            suggestion = typo[0] if typo else closest_name(name, dense_names)
+            if suggestion is None and dense_names:
+                suggestion = min(dense_names, key=lambda d: edit_distance(name.lower(), d.lower()))
+            fail(name, f"is not a feature of {what}, which has no sparse features", suggestion)
+        typo = closest_dense(name, dense_names)
+        if typo is not None:
+            edits = "one edit" if typo[1] == 1 else f"{typo[1]} edits"
+            fail(name, f"is not a feature of {what} and is {edits} from its dense value {typo[0]!r}", typo[0])
 
 
 def format_value(value: float) -> str:
@@ -351,6 +413,65 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     if not weights:
         raise InputError("no weights found ([weight] or [weight-*] sections)", path)
     return weights
+
+
+def update_moses_ini(path: str | os.PathLike, weights: Mapping[str, float]) -> str:
+    """The text of the moses.ini ``path`` with its weights replaced by ``weights``, in the file's dialect.
+
+    The names of ``weights`` are checked against the file (:func:`check_weight_names`). Old
+    sections (``[weight-d]``, ``[weight-l]``, ``[weight-t]``, ``[weight-w]`` ..., one value per line)
+    get their new values in place, line by line (comments and layout kept), and no ``[weight]``
+    section is added: one file, one set of weights. A ``[weight]`` section is rewritten where it is
+    (appended when the file has neither): every dense feature of the file, in the file's order, then
+    the sparse weights (:func:`to_moses_ini`). A dense value missing from ``weights`` is written 0
+    (``CONTRACT.md``: a missing weight is 0). An old-dialect file without a ``[weight]`` section has
+    no place for sparse weights, so for it a name that is not one of its dense values is an error.
+
+    Raises
+    ------
+    InputError
+        On a damaged moses.ini (:func:`from_moses_ini`) or a name the check rejects.
+    """
+    current = from_moses_ini(path)  # checks the file; its names in file order
+    lines = read_lines(path, what="moses.ini")
+    present = {ln.split("#", 1)[0].strip()[1:-1].strip() for ln in lines if ln.split("#", 1)[0].strip().startswith("[")}
+    old_labels = {label for section, label in OLD_SECTIONS.items() if section in present}
+    is_old = {n for n in current if (m := _DENSE_VALUE.match(n)) and m["group"] in old_labels}
+    dense, _ = group_dense({n: v for n, v in current.items() if n not in is_old})
+    new_dense = [f"{g}_{k}" for g, values in dense.items() for k in range(len(values))]
+    has_weight_section = "weight" in present or not old_labels
+    check_weight_names(weights, [n for n in current if n in is_old] + new_dense, has_sparse=has_weight_section,
+                       what=f"the moses.ini {os.fspath(path)}")
+    section_text = to_moses_ini({**{n: weights.get(n, 0.0) for n in new_dense},
+                                 **{n: v for n, v in weights.items() if n not in is_old and n not in new_dense}})
+    out: list[str] = []
+    section = None
+    counts: dict[str, int] = {}
+    written = False
+    for raw in lines:
+        code = raw.split("#", 1)[0]
+        stripped = code.strip()
+        if stripped.startswith("["):
+            section = stripped[1:-1].strip()
+            if section == "weight":
+                out.extend(section_text.rstrip("\n").split("\n"))
+                out.append("")
+                written = True
+                continue
+        elif section == "weight":
+            continue  # the old [weight] section's lines (its values, comments, blank lines)
+        elif section in OLD_SECTIONS and stripped:
+            k = counts.get(section, 0)
+            counts[section] = k + 1
+            value = format_value(weights.get(f"{OLD_SECTIONS[section]}_{k}", 0.0))
+            start = len(code) - len(code.lstrip())
+            raw = raw[:start] + value + raw[start + len(stripped):]
+        out.append(raw)
+    if has_weight_section and not written:
+        while out and not out[-1].strip():
+            out.pop()
+        out += ([""] if out else []) + section_text.rstrip("\n").split("\n")
+    return "\n".join(out) + "\n"
 
 
 def _is_number(text: str) -> bool:

@@ -20,6 +20,10 @@ written by ``smtlib decode --lattice``, gets random single edits with a fixed se
 ``truncate``        the file as stored (gzip) is cut at a random byte; k-best and lattice files are
                     also cut as plain text (``truncate-plain``)
 ``empty-line``      a line's content is deleted
+``misspell``        in a weights file, one edit of a dense name's ``NAME`` part (a letter inserted,
+                    deleted, replaced, or two swapped: ``tmm_1`` for ``tm_1``; issue 28), never
+                    giving another name of the file; read against the pool without and with
+                    sparse features, it must be rejected at its line either way
 ==================  =============================================================================
 
 Each mutated file is read the way the project reads it (the pool with its references and their
@@ -131,12 +135,14 @@ def ini_reader(path: pathlib.Path):
     return from_moses_ini(path)
 
 
-def weights_reader(dense_names: list[str]) -> Callable:
+def weights_reader(dense_names: list[str], has_sparse: bool = False) -> Callable:
+    """Read a weights file and check its names against a pool's dense names (``has_sparse``: the
+    pool also has sparse features, which the file need not name)."""
     from smtlib.weights import check_weight_names, read_weights
 
     def read(path: pathlib.Path):
         weights = read_weights(path)
-        check_weight_names(weights, dense_names, what="the k-best pool")
+        check_weight_names(weights, dense_names, has_sparse=has_sparse, what="the k-best pool")
         return dict(weights)
 
     return read
@@ -222,6 +228,8 @@ def shared_cases(data: pathlib.Path, scratch: pathlib.Path, *, subset: bool = Fa
     write_weights(init, from_moses_ini(replay / "moses.ini.gz"), header="the replay's initial weights (from moses.ini)")
     names = read_pool(replay / "data/run1.NBEST.out.gz").dense_names
     cases.append(Case("replay.init.weights (from moses.ini)", "weights", init, weights_reader(names)))
+    cases.append(Case("replay.init.weights (pool with sparse features)", "weights", init,
+                      weights_reader(names, has_sparse=True)))
     return cases
 
 
@@ -344,16 +352,16 @@ def _kbest_ids(lines: list[str]) -> list[int | None]:
 
 
 KINDS = ("drop-sep", "dup-sep", "change-sep", "number", "id-change", "id-reorder", "delete-field", "utf8",
-         "truncate", "truncate-plain", "empty-line")
+         "truncate", "truncate-plain", "empty-line", "misspell")
 
 
 def applicable(case: Case) -> tuple[str, ...]:
-    if case.kind == "kbest":
-        return KINDS
-    if case.kind == "lattice":
-        return KINDS
+    if case.kind in ("kbest", "lattice"):
+        return tuple(k for k in KINDS if k != "misspell")
     if case.kind == "reference":
         return ("change-sep", "utf8", "truncate", "empty-line")
+    if case.kind == "weights":
+        return ("change-sep", "number", "delete-field", "utf8", "truncate", "empty-line", "misspell")
     return ("change-sep", "number", "delete-field", "utf8", "truncate", "empty-line")
 
 
@@ -478,6 +486,8 @@ def _line_edit(case: Case, kind: str, lk: str, lines: list[str], i: int, rng) ->
             out = _replace(out, j, b.start(1), b.end(1), a.group(1))
             return Edit(kind, i + 1, content=out, also=j + 1, note=f"block ids {a.group(1)}, {b.group(1)} swapped")
         return None
+    if kind == "misspell":
+        return _misspell(lines, i, rng)
     if kind == "delete-field":
         if lk in ("kbest", "lattice-edge"):
             fields = _fields(line)
@@ -503,6 +513,34 @@ def _line_edit(case: Case, kind: str, lk: str, lines: list[str], i: int, rng) ->
         elif e < len(line) and line[e] == " ":
             e += 1
         return Edit(kind, i + 1, content=_replace(lines, i, s, e, ""), note=f"token {line[s:e]!r}")
+    return None
+
+
+def _misspell(lines: list[str], i: int, rng) -> Edit | None:
+    """One edit of the ``NAME`` part of the dense name ``NAME_k`` on weights line ``i`` (None if the
+    line has none, or every try gives a name of the file)."""
+    m = re.match(r"(\s*)([^\s#]+)_(\d+)(?=\s)", lines[i])
+    if m is None:
+        return None
+    taken = {line.split("#", 1)[0].split()[0].lower() for line in lines if line.split("#", 1)[0].split()}
+    group, k = m.group(2), m.group(3)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for _ in range(20):
+        op = ("insert", "delete", "replace", "swap")[int(rng.integers(4))]
+        p = int(rng.integers(len(group) + (op == "insert")))
+        if op == "insert":
+            new = group[:p] + letters[int(rng.integers(26))] + group[p:]
+        elif op == "delete":
+            new = group[:p] + group[p + 1:]
+        elif op == "replace":
+            new = group[:p] + letters[int(rng.integers(26))] + group[p + 1:]
+        else:
+            if p + 1 >= len(group):
+                continue
+            new = group[:p] + group[p + 1] + group[p] + group[p + 2:]
+        if new != group and f"{new}_{k}".lower() not in taken:
+            return Edit("misspell", i + 1, content=_replace(lines, i, m.start(2), m.end(2), new),
+                        note=f"{group}_{k} -> {new}_{k} ({op})")
     return None
 
 

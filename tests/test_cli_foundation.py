@@ -204,3 +204,179 @@ def test_tune_list_imports_no_optimizer():
     lines = out.strip().splitlines()
     assert lines[-1] == "[]"
     assert any(line.startswith("lbmira\t") for line in lines)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077, 0o002])
+def test_atomic_outputs_get_the_mode_of_a_plain_open(cli, tmp_path, umask):
+    """Issue 28: the temporary file's private 0600 must not become the output's mode."""
+    import os
+    import stat
+
+    from smtlib.io import atomic_output, write_lines
+
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "plain.txt", "w") as fh:
+            fh.write("x\n")
+        expected = stat.S_IMODE(os.stat(tmp_path / "plain.txt").st_mode)
+        assert expected == 0o666 & ~umask
+        with atomic_output(tmp_path / "atomic.txt") as out:
+            out.write("x\n")
+        with atomic_output(tmp_path / "atomic.gz") as out:
+            out.write("x\n")
+        write_lines(tmp_path / "lines.gz", ["a", "b"])
+        (tmp_path / "w.txt").write_text("LM0_0 1\n", encoding="utf-8")
+        # a command in a child process, which inherits the umask
+        assert cli("weights", "to-moses-ini", tmp_path / "w.txt", "--out", tmp_path / "cli.ini").returncode == 0
+    finally:
+        os.umask(old)
+    for name in ("atomic.txt", "atomic.gz", "lines.gz", "cli.ini"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == expected, name
+
+
+OLD_INI = """# an old-format moses.ini
+[ttable-file]
+0 0 0 3 /tm/phrase-table.gz
+
+[lmodel-file]
+8 0 3 /lm/lm.blm
+
+[distortion-file]
+0-0 wbe-msd-bidirectional-fe-allff 2 /rm/reordering-table.gz
+
+# distortion weights: the distance one, then the reordering table's
+[weight-d]
+0.3
+0.1   # forward
+0.2
+
+[weight-l]
+0.5
+
+[weight-t]
+0.2
+0.2
+0.2
+
+[weight-w]
+-1
+
+[distortion-limit]
+6
+"""
+
+
+def test_weights_to_old_moses_ini_replaces_the_old_sections_in_place(cli, tmp_path):
+    """Issue 28: an old-format moses.ini got a [weight] section next to its old sections, which kept the
+    old values (two contradictory weight sets); now the old sections get the new values in place."""
+    ini = tmp_path / "old.ini"
+    ini.write_text(OLD_INI, encoding="utf-8")
+    assert cli("weights", "from-moses-ini", ini, "--out", tmp_path / "w.txt").returncode == 0
+    weights = read_weights(tmp_path / "w.txt")
+    assert list(weights) == ["d_0", "d_1", "d_2", "lm_0", "tm_0", "tm_1", "tm_2", "w_0"]
+    new = {**weights, "d_1": 0.625, "lm_0": 0.25, "tm_2": -0.125, "w_0": 0.5}
+    del new["tm_0"]  # a missing weight is 0
+    (tmp_path / "new.txt").write_text("".join(f"{n} {v}\n" for n, v in new.items()), encoding="utf-8")
+    result = cli("weights", "to-moses-ini", tmp_path / "new.txt", "--ini", ini, "--out", tmp_path / "new.ini")
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "new.ini").read_text(encoding="utf-8")
+    assert "[weight]" not in text
+    assert text == (OLD_INI.replace("0.1   # forward", "0.625   # forward").replace("[weight-l]\n0.5", "[weight-l]\n0.25")
+                    .replace("[weight-t]\n0.2\n0.2\n0.2", "[weight-t]\n0\n0.2\n-0.125").replace("[weight-w]\n-1",
+                                                                                             "[weight-w]\n0.5"))
+    assert cli("weights", "from-moses-ini", tmp_path / "new.ini", "--out", tmp_path / "back.txt").returncode == 0
+    assert read_weights(tmp_path / "back.txt") == {**new, "tm_0": 0.0}
+    # the old dialect has no place for sparse weights; a misspelt name is an error as everywhere
+    for extra, message in (("WT_a~b 1\n", "'WT_a~b' is not a feature of the moses.ini"), ("tmm_1 1\n", "did you mean 'tm_1'")):
+        (tmp_path / "bad.txt").write_text("lm_0 1\n" + extra, encoding="utf-8")
+        result = cli("weights", "to-moses-ini", tmp_path / "bad.txt", "--ini", ini, "--out", tmp_path / "bad.ini")
+        assert result.returncode == 2 and "bad.txt:2:" in result.stderr and message in result.stderr, result.stderr
+        assert not (tmp_path / "bad.ini").exists()
+
+
+def test_weights_to_new_moses_ini_rewrites_its_weight_section_in_place(cli, tmp_path):
+    ini = tmp_path / "moses.ini"
+    ini.write_text("[feature]\nLM0 order=4\nPhraseDictionaryMemory name=TranslationModel0 num-features=2\n"
+                   "WordPenalty\n\n[weight]\nLM0= 1\n# the phrase table\nTranslationModel0= 1 1\nWordPenalty0= -1\n\n"
+                   "[distortion-limit]\n6\n", encoding="utf-8")
+    weights = tmp_path / "w.txt"
+    weights.write_text("TranslationModel0_1 0.25\nLM0_0 0.5\nwp_a~b 0.125\n", encoding="utf-8")
+    result = cli("weights", "to-moses-ini", weights, "--ini", ini, "--out", tmp_path / "new.ini")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "new.ini").read_text(encoding="utf-8") == (
+        "[feature]\nLM0 order=4\nPhraseDictionaryMemory name=TranslationModel0 num-features=2\nWordPenalty\n\n"
+        "[weight]\nLM0= 0.5\nTranslationModel0= 0 0.25\nWordPenalty0= 0\nwp_a~b= 0.125\n\n[distortion-limit]\n6\n")
+    assert cli("weights", "from-moses-ini", tmp_path / "new.ini", "--out", tmp_path / "back.txt").returncode == 0
+    assert read_weights(tmp_path / "back.txt") == {"LM0_0": 0.5, "TranslationModel0_0": 0.0, "TranslationModel0_1": 0.25,
+                                                   "WordPenalty0_0": 0.0, "wp_a~b": 0.125}
+
+
+@pytest.mark.data
+def test_weights_round_trip_through_moses_old_regression_ini(cli, shared_data, tmp_path):
+    ini = shared_data / "moses-mert-nbest/regression/mert-moses-new-aggregate/moses.ini.gz"
+    assert cli("weights", "from-moses-ini", ini, "--out", tmp_path / "w.txt").returncode == 0
+    tuned = {name: value / 2 for name, value in read_weights(tmp_path / "w.txt").items()}
+    (tmp_path / "tuned.txt").write_text("".join(f"{n} {v!r}\n" for n, v in tuned.items()), encoding="utf-8")
+    assert cli("weights", "to-moses-ini", tmp_path / "tuned.txt", "--ini", ini, "--out", tmp_path / "t.ini").returncode == 0
+    text = (tmp_path / "t.ini").read_text(encoding="utf-8")
+    assert "[weight]" not in text and "[weight-d]\n0.2\n0.075\n" in text
+    assert cli("weights", "from-moses-ini", tmp_path / "t.ini", "--out", tmp_path / "back.txt").returncode == 0
+    assert read_weights(tmp_path / "back.txt") == tuned
+    original = gzip.decompress(ini.read_bytes()).decode().splitlines()
+    assert len(text.splitlines()) == len(original)  # the same layout, only values changed
+
+
+SPHINX = ("`", ":mod:", ":func:", ":class:", ":meth:", ":data:")
+
+
+@pytest.mark.parametrize("command", ["bleu", "kbest", "tune", "rerank", "weights", "train", "decode", "data", "sgd",
+                                     "report"])
+def test_command_help_is_plain_text(command, capsys):
+    """Issue 28: `smtlib CMD --help` printed the module docstring with its Sphinx markup."""
+    from smtlib.cli import main
+
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert not [s for s in SPHINX if s in out], out
+
+
+def test_tune_method_help_shows_its_summary_settings_and_required_options(cli):
+    """Issue 28: `smtlib tune kbmira --help` printed the generic help, hid the settings behind
+    --help-params and showed --init as optional."""
+    from smtlib.tuners.registry import get_tuner_class, summary
+
+    result = cli("tune", "kbmira", "--help")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    usage = out.split("\n\n", 1)[0]
+    assert usage == "usage: smtlib tune kbmira (--kbest K [K ...] | --pool POOL) --refs REF [REF ...] --init W --out W [options]"
+    assert f"kbmira: {summary('kbmira')}" in out
+    for key, value in get_tuner_class("kbmira").defaults.items():
+        assert f"\n  {key}={value}\n" in out + "\n"
+    assert "--init W, -i W        initial weights file (required)" in out
+    assert "--lattice" not in out and "--model" not in out  # options of the lattice tuners and online MIRA
+    assert not [s for s in SPHINX if s in out], out
+    lattice = cli("tune", "lbmira", "--help").stdout
+    assert "usage: smtlib tune lbmira --lattice LATTICE [LATTICE ...] --refs REF [REF ...] --init W --out W" in lattice
+    assert "density=50.0" in lattice and "--pool" not in lattice
+    online = cli("tune", "mira", "--help").stdout
+    assert "usage: smtlib tune mira --model MODEL --source SRC --refs REF [REF ...] --init W --out W" in online
+    assert "smtlib tune mira --mix SHARD_JSON" in online and "--stack-size" in online
+
+
+def test_every_tune_method_has_its_help(capsys):
+    from smtlib.cli import main
+    from smtlib.tuners.registry import get_tuner_class, list_tuners, summary
+
+    for method in list_tuners():
+        assert main(["tune", method, "--help"]) == 0, method
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: smtlib tune {method} ") and f"{method}: {summary(method)}" in out
+        assert all(f"  {key}={value}" in out for key, value in get_tuner_class(method).defaults.items()), method
+
+
+@pytest.mark.parametrize("extra", [[], ["--help"], ["--help-params"], ["--kbest", "x.nbest"]])
+def test_unknown_tune_method_says_did_you_mean(cli, extra):
+    result = cli("tune", "kbmiraa", *extra)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("smtlib tune: error: unknown tuning method 'kbmiraa' (did you mean 'kbmira'?)")

@@ -147,11 +147,14 @@ def test_cli_add_then_tune_equals_tune_on_text_lists(lists, tmp_path, cli):
     paths, ref = lists
     init = tmp_path / "init.weights"
     init.write_text("LM0_0 1\nTM0_0 0.5\nTM0_1 0.5\n", encoding="utf-8")
+    # the first list alone has no sentence 5: a pool of 5 sentences for 6 reference lines is an error (issue 28)
     r = cli("kbest", "add", "--kbest", paths[0], "--refs", ref, "--lowercase", "--out", tmp_path / "p1")
+    assert r.returncode == 2 and "ref.txt:6: has 6 lines but the k-best pool has 5 sentences" in r.stderr, r.stderr
+    r = cli("kbest", "add", "--kbest", *paths[:3], "--refs", ref, "--lowercase", "--out", tmp_path / "p1")
     assert r.returncode == 0, r.stderr
-    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", *paths[1:], "--refs", ref, "--lowercase",
+    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", paths[3], "--refs", ref, "--lowercase",
             "--out", tmp_path / "p4")
-    assert r.returncode == 0 and r.stderr.count("new hypotheses") == 3, r.stderr
+    assert r.returncode == 0 and r.stderr.count("new hypotheses") == 1, r.stderr
     outs = []
     for source in (["--pool", tmp_path / "p4"], ["--kbest", *paths]):
         out = tmp_path / f"w{len(outs)}"
@@ -177,7 +180,7 @@ def test_other_references_or_settings_are_an_error(lists, tmp_path, cli):
             load_pool(tmp_path / "p1", refs2, settings)
     assert not (tmp_path / "p2").exists()
     # through the command: exit 2, one line, no output
-    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", paths[1], "--refs", ref, "--lowercase",
+    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", paths[2], "--refs", ref, "--lowercase",
             "--out", tmp_path / "p2")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "p1" in r.stderr, r.stderr
     assert not (tmp_path / "p2").exists()

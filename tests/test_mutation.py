@@ -27,7 +27,9 @@ def test_mutations_of_shared_files_are_rejected_or_harmless(shared_data, tmp_pat
         outcomes += run_case(case, tmp_path / str(k), rng, per_kind=2)
     kinds = {o.kind for o in outcomes}
     assert {"drop-sep", "dup-sep", "change-sep", "number", "id-change", "id-reorder", "delete-field", "utf8",
-            "truncate", "truncate-plain", "empty-line"} <= kinds
+            "truncate", "truncate-plain", "empty-line", "misspell"} <= kinds
+    misspelt = [o for o in outcomes if o.kind == "misspell"]
+    assert len(misspelt) == 4 and all(o.result == "rejected" for o in misspelt), misspelt  # two weights cases
     _check(outcomes)
 
 

@@ -11,7 +11,7 @@ import pytest
 from smtlib.errors import InputError
 from smtlib.io import open_text, read_lines
 from smtlib.kbest.pool import read_pool
-from smtlib.weights import check_weight_names, read_weights
+from smtlib.weights import check_weight_names, edit_distance, read_weights
 
 MOSES = [
     "0 ||| the house ||| d= 0 -1.5 lm= -10 tm= -2 -3 w= -2 ||| -7.25",
@@ -68,17 +68,20 @@ def test_feature_name_typo_on_one_line_is_an_error(cli, files):
         read_pool(bad)
 
 
+@pytest.mark.parametrize("typo", ["lm0", "LMM0_0"])
 @pytest.mark.parametrize("command", ["rerank", "tune", "decode", "weights"])
-def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
-    """`lm0` for `LM0_0`: rerank and tune used to accept it silently (and tune wrote both names)."""
+def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command, typo):
+    """`lm0` for `LM0_0`: rerank and tune used to accept it silently (and tune wrote both names);
+    `LMM0_0` (issue 28) passed everywhere as a sparse weight."""
     tmp, _, ref, _ = files
     nbest = write(tmp / "new.nbest", ["0 ||| a b ||| LM0= -1 TM0= -2 -3 ||| -1", "0 ||| b a ||| LM0= -2 TM0= -1 -1 ||| -2",
                                       "1 ||| c ||| LM0= -1 TM0= 0 0 ||| 0"])
     weights = tmp / "typo.w"
-    weights.write_text("TM0_0 1\nTM0_1 1\nlm0 1\n", encoding="utf-8")
+    weights.write_text(f"TM0_0 1\nTM0_1 1\n{typo} 1\n", encoding="utf-8")
     if command == "rerank":
         result = cli("rerank", "--kbest", nbest, "--weights", weights)
     elif command == "tune":
+        ref = write(tmp / "ref2.txt", REFS[:2])  # one line per sentence of the pool
         result = cli("tune", "mert", "--kbest", nbest, "--refs", ref, "--init", weights, "--out", tmp / "o.w")
     elif command == "weights":
         ini = tmp / "moses.ini"
@@ -89,23 +92,23 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command):
 
         spec = write_toy_model(tmp / "model", "medium", seed=1)
         names = spec.dense_weight_names()
-        weights.write_text("".join(f"{n} 0.5\n" for n in names if n != "LM0_0") + "lm0 1\n", encoding="utf-8")
+        weights.write_text("".join(f"{n} 0.5\n" for n in names if n != "LM0_0") + f"{typo} 1\n", encoding="utf-8")
         (tmp / "in.txt").write_text("f1 f2\n", encoding="utf-8")
         result = cli("decode", "--model", tmp / "model", "--weights", weights, "--input", tmp / "in.txt", "--quiet")
     message = one_error_line(result)
-    line = weights.read_text().splitlines().index("lm0 1") + 1
-    assert f"{weights}:{line}: weight 'lm0'" in message and "did you mean 'LM0_0'?" in message
+    line = weights.read_text().splitlines().index(f"{typo} 1") + 1
+    assert f"{weights}:{line}: weight '{typo}'" in message and "did you mean 'LM0_0'?" in message
     assert not (tmp / "o.w").exists()
 
 
 def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
-    """64.32 vs 100.00 (different default tokenizers), 46.60 vs 16.72 (references longer than the pool)."""
-    tmp, nbest, _, _ = files
+    """64.32 vs 100.00 (different default tokenizers); references longer than the pool: issue 28's rule."""
+    tmp, nbest, ref, _ = files
     weights = tmp / "w.txt"
     weights.write_text("lm_0 1\n", encoding="utf-8")
     cased = write(tmp / "cased.txt", ["The house !", "the cat.", "Hello"])
     longer = write(tmp / "longer.txt", [*REFS, "one more sentence", "and another"])
-    for refs, options in ((cased, []), (cased, ["--tokenize", "13a"]), (longer, []), (longer, ["--lowercase"])):
+    for refs, options in ((cased, []), (cased, ["--tokenize", "13a"]), (ref, []), (ref, ["--lowercase"])):
         out = tmp / "best.txt"
         result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", refs, "--out", out, *options)
         assert result.returncode == 0, result.stderr
@@ -114,8 +117,18 @@ def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
         assert float(rerank_score) == pytest.approx(bleu["score"], abs=5e-5)
         assert signature.strip().strip("()") == bleu["signature"]
         assert len(out.read_text().splitlines()) == len(read_lines(refs))
-    stats = json.loads(cli("kbest", "stats", nbest, "--refs", longer).stdout)
-    assert stats["signature"] == json.loads(cli("bleu", "--refs", longer, "--hyps", out).stdout)["signature"]
+        # the same references with two lines more: an error, or (--refs-prefix) the same BLEU and lines
+        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
+                     *options)
+        assert f"{longer}:4: has 5 lines but the k-best pool has 3 sentences" in one_error_line(result)
+        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
+                     "--refs-prefix", *options)
+        assert result.returncode == 0 and "(2 reference lines left out)" in result.stderr, result.stderr
+        if refs == ref:
+            assert f"BLEU = {rerank_score} {signature}" in result.stderr
+            assert (tmp / "long.txt").read_bytes() == out.read_bytes()
+    stats = json.loads(cli("kbest", "stats", nbest, "--refs", ref).stdout)
+    assert stats["signature"] == json.loads(cli("bleu", "--refs", ref, "--hyps", out).stdout)["signature"]
 
 
 def test_rerank_bleu_uses_the_one_default_tokenizer(cli, files):
@@ -285,9 +298,141 @@ def test_reference_errors(cli, files):
     assert f"{ref}:3:" in message and "source" in message
 
 
+@pytest.mark.parametrize("command", ["tune kbmira", "tune mert", "tune --pool", "rerank", "kbest stats", "kbest add"])
+def test_references_longer_than_the_pool_need_refs_prefix(cli, files, command):
+    """Issue 28: references with more lines than the pool's largest id + 1 used to be scored whole (the
+    missing sentences as empty hypotheses): an error naming the file, its line count and the pool's,
+    unless --refs-prefix, which scores the first lines exactly as the matching references would."""
+    tmp, nbest, ref, init = files
+    longer = write(tmp / "longer.txt", [*REFS, "one more sentence"])
+    out = tmp / "out"
+
+    def run(refs, *extra):
+        if command == "rerank":
+            args = ["rerank", "--kbest", nbest, "--weights", init, "--out", out]
+        elif command == "kbest stats":
+            args = ["kbest", "stats", nbest]
+        elif command == "kbest add":
+            args = ["kbest", "add", "--kbest", nbest, "--out", out]
+        elif command == "tune --pool":
+            pool = tmp / "exact.pool"
+            if not pool.exists():
+                assert cli("kbest", "add", "--kbest", nbest, "--refs", ref, "--out", pool).returncode == 0
+            args = ["tune", "kbmira", "--pool", pool, "--init", init, "--out", out]
+        else:
+            args = [*command.split(), "--kbest", nbest, "--init", init, "--out", out]
+        return cli(*args, "--refs", refs, *extra)
+
+    message = one_error_line(run(longer))
+    assert f"{longer}:4: has 4 lines but the k-best pool has 3 sentences (ids 0 to 2)" in message
+    assert "--refs-prefix" in message
+    assert not out.exists()
+    exact = run(ref)
+    assert exact.returncode == 0, exact.stderr
+    expected = out.read_bytes() if out.exists() else exact.stdout
+    out.unlink(missing_ok=True)
+    prefix = run(longer, "--refs-prefix")
+    assert prefix.returncode == 0, prefix.stderr
+    note = [line for line in prefix.stderr.splitlines() if "--refs-prefix" in line]
+    assert note == [f"smtlib {command.split()[0]}: note: --refs-prefix: scoring the first 3 of the 4 lines of "
+                    f"{longer} (1 reference line left out)"]
+    # the same weights, pool (its header holds the references' fingerprint), statistics or 1-best lines
+    assert (out.read_bytes() if out.exists() else prefix.stdout) == expected
+
+
+def test_a_pool_with_a_missing_sentence_in_the_middle_is_scored_as_today(cli, files):
+    """Sentence 1 without hypotheses: its reference line still counts (rerank writes an empty line for it)."""
+    tmp, _, ref, init = files
+    gap = write(tmp / "gap.nbest", [MOSES[0], MOSES[1], MOSES[4]])
+    result = cli("rerank", "--kbest", gap, "--weights", init, "--refs", ref, "--out", tmp / "best.txt")
+    assert result.returncode == 0 and "note:" not in result.stderr, result.stderr
+    assert (tmp / "best.txt").read_text().split("\n")[:3] == ["the house", "", "hello"]
+    bleu = json.loads(cli("bleu", "--refs", ref, "--hyps", tmp / "best.txt").stdout)["score"]
+    assert f"BLEU = {bleu:.4f}" in result.stderr
+
+
+@pytest.mark.data
+def test_scorer_data_references_are_longer_than_its_pool(cli, shared_data, tmp_path):
+    """Moses's test_scorer_data: 100 sentences, 2,000 reference lines (the case of issue 28)."""
+    base = shared_data / "moses-mert-nbest" / "test_scorer_data"
+    refs = base / "reference.txt.gz"
+    first = write(tmp_path / "ref100.txt", read_lines(refs)[:100])
+    weights = tmp_path / "w.txt"
+    weights.write_text("d_0 0.3\nlm_0 0.5\ntm_0 0.2\ntm_1 0.2\nw_0 -0.5\n", encoding="utf-8")
+    rerank = ["rerank", "--kbest", base / "nbest.out.gz", "--weights", weights, "--out", tmp_path / "best.txt"]
+    message = one_error_line(cli(*rerank, "--refs", refs))
+    assert f"{refs}:101: has 2000 lines but the k-best pool has 100 sentences" in message
+    exact = cli(*rerank, "--refs", first)
+    prefix = cli(*rerank, "--refs", refs, "--refs-prefix")
+    assert exact.returncode == 0 and prefix.returncode == 0, prefix.stderr
+    assert "(1900 reference lines left out)" in prefix.stderr
+    assert exact.stderr.splitlines()[-1] == prefix.stderr.splitlines()[-1]  # BLEU = 9.1697 (...)
+    stats = json.loads(cli("kbest", "stats", base / "nbest.out.gz", "--refs", refs, "--refs-prefix").stdout)
+    assert stats["hypotheses_per_sentence"]["mean"] == 100.0 and stats["bleu_1best_by_total"] > 5
+
+
+def test_misspelt_dense_names_are_errors_and_unknown_sparse_names_only_where_the_input_has_sparse():
+    """Issue 28: a name that matches no feature of the input is an error where the input has no sparse
+    features, and where it has some when it is within a few edits of a dense value."""
+    dense = ["d_0", "lm_0", "tm_0", "tm_1", "w_0", "TranslationModel0_0", "TranslationModel0_1", "Distortion0_0"]
+    for name, meant in (("tmm_1", "tm_1"), ("TranslatonModel0_1", "TranslationModel0_1"),
+                        ("Distorsion0_0", "Distortion0_0"), ("TranslationMdoel0_0", "TranslationModel0_0"),
+                        ("Tm_1x", "tm_1")):
+        with pytest.raises(InputError, match=rf"w.txt: weight '{name}' is not a feature of the pool, which has no "
+                                             rf"sparse features \(did you mean '{meant}'\?\)"):
+            check_weight_names({name: 1.0}, dense, what="the pool", path="w.txt")
+        with pytest.raises(InputError, match=rf"'{name}' is not a feature of the pool and is (one edit|2 edits) from "
+                                             rf"its dense value '{meant}' \(did you mean '{meant}'\?\)"):
+            check_weight_names({name: 1.0}, dense, sparse_names=["WT_a"], what="the pool", path="w.txt")
+        check_weight_names({name: 1.0}, dense, sparse_names=[name])  # a feature of the input: fine
+    # a pool with sparse features: sparse names it lacks are fine (a tuned file of another iteration)
+    check_weight_names({"tm_0": 1, "WT_zz": 0.5, "wp_a~b": 1, "cb_le1": 2, "tu_the": 1}, dense, sparse_names=["WT_a"])
+    check_weight_names({"WT_zz": 0.5}, dense, has_sparse=True)  # a model of a sparse feature set
+    with pytest.raises(InputError, match="which has no sparse features .did you mean 'w_0'"):
+        check_weight_names({"WT_zz": 0.5}, dense)
+    assert edit_distance("tmm_1", "tm_1") == 1 and edit_distance("ab", "ba") == 1 and edit_distance("", "abc") == 3
+    assert edit_distance("Distorsion0_0", "Distortion0_0") == 1 and edit_distance("kitten", "sitting") == 3
+
+
+def test_weights_of_a_sparse_pool_may_name_sparse_features_it_lacks(cli, files):
+    """A weights file for a sparse system (Big) against the pool of another iteration: unknown sparse
+    names count 0, a misspelt dense name is still an error at its line."""
+    tmp, nbest, ref, init = files
+    sparse = write(tmp / "sparse.nbest", [line.replace(" w= ", " WT_a= 1 w= ") if line.startswith("1 ") else line
+                                          for line in MOSES])
+    weights = tmp / "w.txt"
+    weights.write_text("lm_0 1\ntm_0 0.5\nWT_a 0.1\n", encoding="utf-8")
+    base = cli("rerank", "--kbest", sparse, "--weights", weights, "--refs", ref)
+    assert base.returncode == 0, base.stderr
+    weights.write_text("lm_0 1\ntm_0 0.5\nWT_a 0.1\nWT_from_another_iteration 3\n", encoding="utf-8")
+    result = cli("rerank", "--kbest", sparse, "--weights", weights, "--refs", ref)
+    assert result.returncode == 0 and (result.stdout, result.stderr) == (base.stdout, base.stderr)
+    weights.write_text("lm_0 1\ntmm_0 0.5\nWT_a 0.1\n", encoding="utf-8")
+    for command in (["rerank", "--kbest", sparse, "--weights", weights],
+                    ["tune", "kbmira", "--kbest", sparse, "--refs", ref, "--init", weights, "--out", tmp / "o.w"]):
+        message = one_error_line(cli(*command))
+        assert f"{weights}:2: weight 'tmm_0' is not a feature of the k-best pool and is one edit from its dense value " \
+               "'tm_0' (did you mean 'tm_0'?)" in message
+    assert not (tmp / "o.w").exists()
+
+
+@pytest.mark.data
+def test_scorer_data_rerank_rejects_misspelt_dense_names(cli, shared_data, tmp_path):
+    """Issue 28: `tmm_1`, `TranslatonModel0_1`, `Distorsion0_0` changed rerank's BLEU with exit 0."""
+    nbest = shared_data / "moses-mert-nbest" / "test_scorer_data" / "nbest.out.gz"
+    weights = tmp_path / "w.txt"
+    for typo, meant in (("tmm_1", "tm_1"), ("TranslatonModel0_1", "lm_1"), ("Distorsion0_0", "d_0")):
+        weights.write_text(f"d_0 0.3\nlm_0 0.5\ntm_0 0.2\n{typo} 0.2\nw_0 -0.5\n", encoding="utf-8")
+        message = one_error_line(cli("rerank", "--kbest", nbest, "--weights", weights, "--out", tmp_path / "best"))
+        assert f"{weights}:4: weight '{typo}' is not a feature of the k-best pool, which has no sparse features" in message
+        assert f"did you mean '{meant}'?" in message
+        assert not (tmp_path / "best").exists()
+
+
 def test_weight_names_rule():
     dense = ["LM0_0", "TranslationModel0_0", "TranslationModel0_1", "d_0"]
-    check_weight_names({"LM0_0": 1, "WT_a~b": 2, "cbin_3": 1}, dense)  # sparse names: fine, absent ones never fire
+    # sparse names, where the input has sparse features: fine, absent ones never fire
+    check_weight_names({"LM0_0": 1, "WT_a~b": 2, "cbin_3": 1}, dense, has_sparse=True)
     check_weight_names({}, dense)  # every missing weight is 0
     for name, problem in (("lm0", "did you mean 'LM0_0'"), ("TranslationModel0_2", "out of range"),
                           ("lm0_0", "differs in case"), ("LM1_0", "does not have"), ("Distortion0_0", "does not have"),

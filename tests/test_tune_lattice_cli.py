@@ -156,3 +156,46 @@ def test_mira_takes_the_decoders_search_options(setup, refs, cli):
     r = cli("tune", "mira", *common, "--search", "cube", "--pop-limit", "0", "--out", d / "search.bad.json")
     assert r.returncode == 2 and "--pop-limit" in r.stderr
     assert not (d / "search.bad.json").exists()
+
+
+def test_references_longer_than_the_lattices_or_source_need_refs_prefix(setup, refs, cli):
+    """Issue 28: one reference line more than the lattice set (or mira's source) has sentences is an
+    error naming the file and both counts; --refs-prefix scores the first lines and says how many it left out."""
+    d, lines = setup
+    longer = d / "dev.longer.en"
+    longer.write_text(refs.read_text(encoding="utf-8") + "one line too many\n", encoding="utf-8")
+    common = ["--lattice", d / "it0.lat.gz", "--init", d / "w0.txt", "--tokenize", "none", "--set", "epochs=2"]
+    r = cli("tune", "lbmira", *common, "--refs", longer, "--out", d / "long.w.txt")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"dev.longer.en:{len(lines) + 1}: has {len(lines) + 1} lines" in r.stderr
+    assert f"the lattice set has {len(lines)} sentences" in r.stderr and "--refs-prefix" in r.stderr
+    assert not (d / "long.w.txt").exists()
+    r = cli("tune", "lbmira", *common, "--refs", longer, "--refs-prefix", "--out", d / "long.w.txt")
+    assert r.returncode == 0, r.stderr
+    assert "1 reference line left out" in r.stderr
+    assert cli("tune", "lbmira", *common, "--refs", refs, "--out", d / "exact.w.txt").returncode == 0
+    assert read_weights(d / "long.w.txt") == read_weights(d / "exact.w.txt")
+    mira = ["--model", d / "model", "--source", d / "dev.fr", "--seed", "5", "--set", "shards=1", "--stack-size", "5",
+            "--tokenize", "none", "--init", d / "w0.txt", "--shard", "0"]
+    r = cli("tune", "mira", *mira, "--refs", longer, "--out", d / "long.json")
+    assert r.returncode == 2 and f"the source {d / 'dev.fr'} has {len(lines)} sentences" in r.stderr, r.stderr
+    r = cli("tune", "mira", *mira, "--refs", longer, "--refs-prefix", "--out", d / "long.json")
+    assert r.returncode == 0 and "1 reference line left out" in r.stderr, r.stderr
+    short = d / "dev.short.en"
+    short.write_text("\n".join(refs.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
+    r = cli("tune", "mira", *mira, "--refs", short, "--refs-prefix", "--out", d / "short.json")
+    assert r.returncode == 2 and "dev.short.en" in r.stderr and "dev.fr" in r.stderr, r.stderr
+
+
+def test_lattice_tuners_check_the_init_names_against_the_lattices(setup, refs, cli):
+    """Issue 28: the lattice tuners read --init without the names check every other command applies."""
+    d, _ = setup
+    weights = read_weights(d / "w0.txt")
+    bad = d / "typo.w.txt"
+    bad.write_text("".join(f"{n.replace('LM0_0', 'LMM0_0')} {v}\n" for n, v in weights.items()), encoding="utf-8")
+    line = [n for n in weights].index("LM0_0") + 1
+    r = cli("tune", "lbmira", "--lattice", d / "it0.lat.gz", "--refs", refs, "--init", bad, "--tokenize", "none",
+            "--out", d / "typo.out.txt")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"typo.w.txt:{line}: weight 'LMM0_0' is not a feature of the lattice set" in r.stderr
+    assert "did you mean 'LM0_0'?" in r.stderr and not (d / "typo.out.txt").exists()

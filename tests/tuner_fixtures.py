@@ -307,7 +307,8 @@ def assert_same(before: dict[str, object], after: dict[str, object]) -> None:
 
 def write_small_files(tmp_path, sparse: bool = True):
     """A 3-sentence k-best file (an empty hypothesis; sparse features s_a, s_b unless ``sparse`` is
-    false), references and initial weights (with a feature the pool lacks)."""
+    false), references and initial weights (with a sparse feature the pool lacks, when it has sparse
+    features: a pool without them accepts only its dense names, issue 28)."""
     refs = ["the cat sat on the mat", "a dog runs in the park", "hello world"]
     lines = [
         "0 ||| the cat sat on the mat ||| LM0= -4 TM0= -2 -1 s_a= 1 ||| 0",
@@ -326,7 +327,7 @@ def write_small_files(tmp_path, sparse: bool = True):
     ref = tmp_path / "ref.txt"
     ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
     init = tmp_path / "init.w"
-    init.write_text("LM0_0 1\nTM0_0 0.2\nTM0_1 0.2\nunused_feature 0.5\n", encoding="utf-8")
+    init.write_text("LM0_0 1\nTM0_0 0.2\nTM0_1 0.2\n" + ("unused_feature 0.5\n" if sparse else ""), encoding="utf-8")
     return kbest, ref, init
 
 

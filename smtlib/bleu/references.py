@@ -6,6 +6,15 @@ count differs from the other reference files' or from the source's (when a comma
 both). Several files: the line count most of them share is taken as the right one, so the file
 named in the error is the odd one out (with two files, the second). Count errors name the first
 line that is missing or extra.
+
+References and a pool (issue 28). Sentence ids are line numbers of the references, so a k-best
+pool (or lattice set) whose largest sentence id + 1 is below the references' line count scores
+reference lines it has no hypothesis for -- every such line is an empty hypothesis, and the BLEU
+of the whole falls towards 0 (Moses's ``test_scorer_data``: 100 sentences, 2,000 reference lines).
+:func:`references_for_pool` makes that an error unless the command is asked (``--refs-prefix``) to
+score only the first lines, one per sentence of the pool. A sentence id missing in the middle of
+the pool is not affected: its reference line is scored against an empty hypothesis, as
+``smtlib rerank`` writes an empty line for it.
 """
 
 from __future__ import annotations
@@ -61,3 +70,48 @@ def read_references(
         line = min(source_lines, len(sets[0])) + 1
         raise InputError(f"has {len(sets[0])} lines but the source {os.fspath(source)} has {source_lines}", paths[0], line)
     return sets
+
+
+#: the option that makes a command score only the references' first lines (:func:`references_for_pool`)
+REFS_PREFIX_OPTION = "--refs-prefix"
+
+
+def references_for_pool(
+    references: Sequence[Sequence[str]],
+    paths: Sequence[str | os.PathLike],
+    n_sentences: int,
+    *,
+    prefix: bool = False,
+    what: str = "the k-best pool",
+) -> Sequence[Sequence[str]]:
+    """The references of a pool's sentences: all of them, or (``prefix``) their first ``n_sentences`` lines.
+
+    Parameters
+    ----------
+    references
+        The reference sets (:func:`read_references`), all of the same length.
+    paths
+        Their files, for the message.
+    n_sentences
+        The pool's largest sentence id + 1 (ids without hypotheses in the middle count).
+    prefix
+        Score only the first ``n_sentences`` lines (the command's ``--refs-prefix``) instead of
+        failing when there are more.
+    what
+        The pool, for the message (``"the k-best pool"``, ``"the lattice set"``).
+
+    Raises
+    ------
+    InputError
+        If the references have more lines than ``n_sentences`` and ``prefix`` is false: at the
+        first reference line the pool has no sentence for, naming the line count and the pool's.
+    """
+    n_lines = len(references[0]) if references else 0
+    if n_lines <= n_sentences:  # fewer: a sentence id beyond the references, which the readers report
+        return references
+    if not prefix:
+        ids = f" (ids 0 to {n_sentences - 1})" if n_sentences else ""
+        raise InputError(
+            f"has {n_lines} lines but {what} has {n_sentences} sentences{ids}: give one reference line per sentence, "
+            f"or {REFS_PREFIX_OPTION} to score only the first {n_sentences} lines", paths[0], n_sentences + 1)
+    return [list(ref[:n_sentences]) for ref in references]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import re
 import sys
 
 from smtlib import __version__
@@ -36,8 +37,25 @@ def available_commands() -> dict[str, tuple[str, str]]:
     return {name: spec for name, spec in COMMANDS.items() if importlib.util.find_spec(spec[0]) is not None}
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser; only ``command``'s module is imported (none for the top-level ``--help``)."""
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``|`([^`]+)`")
+
+
+def plain_text(doc: str | None) -> str | None:
+    """A module docstring as help text: Sphinx roles and literals as plain words
+    (``:mod:`smtlib.x``` -> ``smtlib.x``, ``:func:`~a.b.f``` -> ``f``, ````--x```` and ```x``` -> ``--x``, ``x``)."""
+    if doc is None:
+        return None
+    doc = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), doc)
+    return _LITERAL.sub(lambda m: m.group(1) or m.group(2), doc)
+
+
+def build_parser(command: str | None = None, argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only ``command``'s module is imported (none for the top-level ``--help``).
+
+    A module may define ``prepare_parser(parser, argv)`` to adapt its parser to the command line
+    (``smtlib tune METHOD --help`` describes METHOD); it may raise :class:`InputError`.
+    """
     parser = argparse.ArgumentParser(
         prog="smtlib",
         description="Tuning statistical machine translation: BLEU, k-best lists, tuners, a phrase-based system.",
@@ -50,9 +68,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(module_name)
         sub = subparsers.add_parser(
-            name, help=help_text, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+            name, help=help_text, description=plain_text(module.__doc__),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(sub)
+        if hasattr(module, "prepare_parser"):
+            module.prepare_parser(sub, argv or [])
         sub.set_defaults(_run=module.run)
     return parser
 
@@ -63,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command not in COMMANDS:
         command = None
-    parser = build_parser(command)
+    try:
+        parser = build_parser(command, argv)
+    except InputError as exc:  # e.g. `smtlib tune METHOD --help` with an unknown METHOD
+        print(f"smtlib {command}: error: {exc}", file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help

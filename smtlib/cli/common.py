@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from smtlib.bleu.references import REFS_PREFIX_OPTION, references_for_pool
 from smtlib.bleu.stats import REF_LENGTH_RULES, BleuSettings, tokenizers
 from smtlib.errors import InputError
 
@@ -35,6 +37,39 @@ def add_bleu_options(parser: argparse.ArgumentParser) -> None:
 
 def bleu_settings(args: argparse.Namespace) -> BleuSettings:
     return BleuSettings(tokenize=args.tokenize, lowercase=args.lowercase, ref_length=args.ref_length)
+
+
+def add_refs_prefix_option(parser, n_is: str = "the k-best pool's largest sentence id + 1") -> None:
+    """``--refs-prefix``: the one option, in every command that scores a pool, that lets references be longer."""
+    parser.add_argument(REFS_PREFIX_OPTION, action="store_true",
+                        help=f"score only the first N reference lines, N = {n_is}; without it, references with "
+                             "more lines than that are an error")
+
+
+def pool_references(args: argparse.Namespace, references: Sequence[Sequence[str]], n_sentences: int, *,
+                    what: str = "the k-best pool") -> Sequence[Sequence[str]]:
+    """The references of a pool of ``n_sentences`` (:func:`~smtlib.bleu.references.references_for_pool`).
+
+    With ``--refs-prefix``, the lines left out are counted on stderr (``smtlib CMD: note: ...``).
+    """
+    fitted = references_for_pool(references, args.refs, n_sentences, prefix=args.refs_prefix, what=what)
+    left_out = len(references[0]) - len(fitted[0])
+    if left_out:
+        lines = "line" if left_out == 1 else "lines"
+        print(f"smtlib {args.command}: note: {REFS_PREFIX_OPTION}: scoring the first {len(fitted[0])} of the "
+              f"{len(references[0])} lines of {args.refs[0]} ({left_out} reference {lines} left out)", file=sys.stderr)
+    return fitted
+
+
+def pool_references_function(args: argparse.Namespace, references: Sequence[Sequence[str]], *,
+                             what: str = "the k-best pool") -> Callable[[int], Sequence[Sequence[str]]]:
+    """:func:`pool_references` as a function of the pool's sentence count, for library calls that
+    learn it while reading (``add_kbest``, ``load_lattice_problem``)."""
+
+    def fit(n_sentences: int) -> Sequence[Sequence[str]]:
+        return pool_references(args, references, n_sentences, what=what)
+
+    return fit
 
 
 def add_search_options(parser, who: str = "") -> None:

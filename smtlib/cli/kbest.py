@@ -14,7 +14,9 @@
                                              keep the sentences of IDS, renumbered 0, 1, ...
                                              (a dev sub-sample's share of a full-dev decode)
 
-`stats` and `convert` also read a binary pool (recognized by its first bytes).
+`stats` and `convert` also read a binary pool (recognized by its first bytes). References for
+`stats` and `add` have one line per sentence of the pool (its largest id + 1); `--refs-prefix`
+scores only their first lines instead of failing on more.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ import numpy as np
 from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines
+from smtlib.cli.common import (
+    add_bleu_options,
+    add_dialect_option,
+    add_refs_prefix_option,
+    bleu_settings,
+    one_best_lines,
+    pool_references,
+    pool_references_function,
+)
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
@@ -47,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats = sub.add_parser("stats", help="describe a k-best pool (JSON)")
     stats.add_argument("inputs", nargs="+", metavar="IN")
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
+    add_refs_prefix_option(stats)
     add_dialect_option(stats)
     add_bleu_options(stats)
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
@@ -54,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
     add.add_argument("--refs", "-r", nargs="+", required=True, help="reference files of the BLEU statistics")
     add.add_argument("--out", "-o", required=True, help="the new pool (binary, written atomically)")
+    add_refs_prefix_option(add, "the largest sentence id + 1 of the pool and the new lists")
     add_bleu_options(add)
     cut = sub.add_parser("slice", help="keep the sentences listed in an ids file, renumbered from 0")
     cut.add_argument("--ids", required=True, help="0-based sentence ids to keep, one per line, in output order")
@@ -94,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
     references = read_references(args.refs) if args.refs else None
     pool = _read(args.inputs, dialect=args.dialect, n_sentences=len(references[0]) if references else None,
                  references=args.refs[0] if args.refs else None)
+    if references is not None:
+        references = pool_references(args, references, pool.sentences_spanned())
+        pool.cut_sentences(len(references[0]))  # a binary pool has the sentence count of its own references
+        pool.pad_sentences(len(references[0]))
     sizes = pool.sizes()
     info = {
         "files": len(args.inputs),
@@ -108,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
     }
     if references is not None:
         settings = bleu_settings(args)
-        pool.pad_sentences(len(references[0]))  # a binary pool: its own sentence count
         pool.stats = None  # a binary pool's statistics may be against other references
         stats = pool.compute_stats(references, settings)
         totals = np.where(np.isnan(pool.totals), -np.inf, pool.totals)
@@ -129,7 +144,9 @@ def _add(args: argparse.Namespace) -> int:
 
     from smtlib.kbest.store import add_kbest
 
-    stored = add_kbest(args.pool, args.kbest, read_references(args.refs), bleu_settings(args), args.out)
+    references = read_references(args.refs)
+    stored = add_kbest(args.pool, args.kbest, references, bleu_settings(args), args.out,
+                       fit_references=pool_references_function(args, references))
     for added in stored.files[-len(args.kbest):]:
         print(f"kbest add: {added['path']}: {added['lines']} lines, {added['added']} new hypotheses", file=sys.stderr)
     print(f"kbest add: pool of {stored.n_hypotheses} hypotheses over {stored.n_sentences} sentences "

@@ -10,11 +10,15 @@ Lattice tuners (lbmert, lbmira) read ``--lattice`` files instead, online MIRA (m
 The k-best files are merged (duplicates dropped), BLEU statistics are computed against the
 references (``--tokenize``/``--lowercase``/``--ref-length``); a binary pool (``--pool``, written by
 ``smtlib kbest add``; also accepted as the one ``--kbest`` file) already holds them, computed against
-the same references and settings (else an error). METHOD's ``fit`` starts from the
+the same references and settings (else an error). References must have one line per sentence of
+the pool (its largest id + 1); ``--refs-prefix`` scores only their first lines instead of failing on
+more (:func:`smtlib.bleu.references.references_for_pool`). METHOD's ``fit`` starts from the
 ``--init`` weights (features absent from the file start at 0). Features of ``--init`` that the
 pool does not have (sparse features that did not fire) are written back unchanged; the names of
 ``--init`` are checked against the pool (:func:`smtlib.weights.check_weight_names`).
-``smtlib tune METHOD --help-params`` lists the method's hyper-parameters and defaults.
+``smtlib tune METHOD --help`` describes METHOD: its summary, its hyper-parameters with their defaults
+(``--help-params`` lists only these) and the options it requires; an unknown METHOD is an error
+with "did you mean".
 ``--jobs N`` runs lbmert's climbs on N threads (the other tuners ignore it; results never depend on it).
 """
 
@@ -23,13 +27,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli import tune_lattice
-from smtlib.cli.common import add_bleu_options, add_dialect_option, bleu_settings, one_best_lines, parse_assignments
+from smtlib.cli.common import (
+    add_bleu_options,
+    add_dialect_option,
+    add_refs_prefix_option,
+    bleu_settings,
+    one_best_lines,
+    parse_assignments,
+    pool_references,
+)
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
 from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners, summary
@@ -46,11 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("method", nargs="?", help="tuning method (see --list)")
     parser.add_argument("--list", action="store_true", help="list the methods and exit")
     parser.add_argument("--help-params", action="store_true", help="list METHOD's hyper-parameters and exit")
-    parser.add_argument("--kbest", "-k", nargs="+", help="k-best file(s), merged")
-    parser.add_argument("--pool", help="a binary pool with BLEU statistics (smtlib kbest add), instead of --kbest")
-    parser.add_argument("--refs", "-r", nargs="+", help="reference files")
-    parser.add_argument("--init", "-i", help="initial weights file")
-    parser.add_argument("--out", "-o", help="output weights file")
+    parser.add_argument("--kbest", "-k", nargs="+", metavar="K", help="k-best file(s), merged")
+    parser.add_argument("--pool", metavar="POOL", help="a binary pool with BLEU statistics (smtlib kbest add), instead of --kbest")
+    parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files")
+    add_refs_prefix_option(parser, "the largest sentence id + 1 of the k-best pool or lattices (mira: the source's lines)")
+    parser.add_argument("--init", "-i", metavar="W", help="initial weights file")
+    parser.add_argument("--out", "-o", metavar="W", help="output weights file")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
     parser.add_argument("--jobs", type=int, default=1,
@@ -64,16 +77,99 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tune_lattice.add_arguments(parser)
 
 
-def _read_pool(args: argparse.Namespace, references, settings) -> KBestPool:
-    """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists."""
+def _method_in(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The METHOD of ``smtlib tune ... METHOD ...`` in ``argv`` (the first word after ``tune`` that is
+    not an option or an option's value), or None."""
+    if "tune" not in argv:
+        return None
+    words = argv[argv.index("tune") + 1:]
+    k = 0
+    while k < len(words):
+        word = words[k]
+        if word == "--":
+            return words[k + 1] if k + 1 < len(words) else None
+        if not word.startswith("-"):
+            return word
+        action = parser._option_string_actions.get(word.split("=", 1)[0])
+        k += 1
+        if action is not None and action.nargs != 0 and "=" not in word:
+            takes = 1 if action.nargs in (None, "?") else len(words)
+            while takes and k < len(words) and not words[k].startswith("-"):
+                k, takes = k + 1, takes - 1
+    return None
+
+
+def _usage_of(parser: argparse.ArgumentParser, dest: str) -> str:
+    """``--refs REF [REF ...]``: an option as the usage line shows it."""
+    action = next(a for a in parser._actions if a.dest == dest)
+    metavar = action.metavar or dest.upper()
+    values = f"{metavar} [{metavar} ...]" if action.nargs == "+" else metavar
+    return f"{action.option_strings[0]} {values}"
+
+
+def prepare_parser(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``smtlib tune METHOD --help``: METHOD's summary and settings with their defaults, its required
+    options as required in the usage, only the options that apply to it, as plain text.
+
+    Raises
+    ------
+    InputError
+        For an unknown METHOD (with "did you mean").
+    """
+    method = _method_in(parser, argv)
+    if method is None:
+        return
+    kind = input_kind(method)  # an unknown method: InputError with "did you mean"
+    required = tune_lattice.REQUIRED[kind]
+    forms = [" ".join(_usage_of(parser, d) for d in required)]
+    if kind == "kbest":
+        forms = [f"({_usage_of(parser, 'kbest')} | {_usage_of(parser, 'pool')}) {forms[0]}"]
+    elif kind == "lattice":
+        forms[0] += f" [{_usage_of(parser, 'kbest')}] [--paths-out PATHS]"
+    else:
+        forms.append("--mix SHARD_JSON [SHARD_JSON ...] --out W [--state STATE] [--mixed-out W] [--state-out STATE]")
+    parser.usage = "\n       ".join(f"smtlib tune {method} {form} [options]" for form in forms)
+    hidden = {"kbest": {*tune_lattice.ONLINE_ONLY, "lattice", "paths_out"},
+              "lattice": {*tune_lattice.ONLINE_ONLY, "pool", "dialect"},
+              "online": {"kbest", "pool", "lattice", "paths_out", "dialect", "jobs"}}[kind]
+    for action in parser._actions:
+        if action.dest in hidden:
+            action.help = argparse.SUPPRESS
+        elif action.dest in required:
+            action.help += " (required)" if kind != "online" or action.dest == "out" else " (required without --mix)"
+    if kind == "lattice":
+        next(a for a in parser._actions if a.dest == "kbest").help = \
+            "the paths earlier iterations aggregated (their --paths-out), merged"
+    if kind == "kbest":
+        for dest in ("kbest", "pool"):
+            action = next(a for a in parser._actions if a.dest == dest)
+            action.help = f"{action.help} (required: --kbest or --pool)"
+    cls = get_tuner_class(method)
+    settings = "\n".join(f"  {key}={value}" for key, value in cls.defaults.items()) or "  (none)"
+    reads = {"kbest": "a k-best pool (--kbest files or a binary --pool) and its references",
+             "lattice": "this iteration's lattices (--lattice), earlier iterations' paths (--kbest) and the references",
+             "online": "the model and the dev source (--model, --source); decodes in the loop"}[kind]
+    parser.description = (f"{method}: {summary(method)}\n\nReads {reads}.\n\n"
+                          f"Settings (--set KEY=VALUE; also smtlib tune {method} --help-params), with their defaults:\n"
+                          f"{settings}")
+
+
+def _read_pool(args: argparse.Namespace, references, settings) -> tuple[KBestPool, Sequence[Sequence[str]]]:
+    """The binary pool (--pool, or one --kbest file in the binary format) or the merged text lists,
+    with the references of its sentences (:func:`smtlib.cli.common.pool_references`, ``--refs-prefix``)."""
     from smtlib.kbest.pool import read_pool
-    from smtlib.kbest.store import is_pool_file, load_pool
+    from smtlib.kbest.store import checked_pool, is_pool_file, read_stored
 
     if args.pool or (len(args.kbest) == 1 and is_pool_file(args.kbest[0])):
-        return load_pool(args.pool or args.kbest[0], references, settings)
+        path = args.pool or args.kbest[0]
+        stored = read_stored(path)
+        references = pool_references(args, references, stored.sentences_spanned())
+        return checked_pool(stored, path, references, settings), references
     pool = read_pool(args.kbest, n_sentences=len(references[0]), dialect=args.dialect, references=args.refs[0])
+    references = pool_references(args, references, pool.sentences_spanned())
+    pool.cut_sentences(len(references[0]))
     pool.compute_stats(references, settings)
-    return pool
+    return pool, references
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if input_kind(args.method) != "kbest":  # lattice tuners, online MIRA
         return tune_lattice.run(cls, args)
-    for option in ("refs", "init", "out"):
+    for option in tune_lattice.REQUIRED["kbest"]:
         if not getattr(args, option):
             raise InputError(f"--{option} is required")
     if bool(args.kbest) == bool(args.pool):
@@ -102,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
 
     references = read_references(args.refs)
     settings = bleu_settings(args)
-    pool = _read_pool(args, references, settings)
+    pool, references = _read_pool(args, references, settings)
     init_weights = read_weights(args.init)
     check_weight_names(init_weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
     init = pool.weight_vector(init_weights)

@@ -34,21 +34,38 @@ import numpy as np
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import add_search_options, bleu_settings, parse_assignments, search_options
+from smtlib.cli.common import (
+    add_search_options,
+    bleu_settings,
+    parse_assignments,
+    pool_references,
+    pool_references_function,
+    search_options,
+)
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.progress import command_progress
 from smtlib.tuners.base import check_tuned_weights
 from smtlib.tuners.registry import input_kind
-from smtlib.weights import read_weights, write_weights
+from smtlib.weights import check_weight_names, read_weights, write_weights
+
+
+#: per input kind (:data:`smtlib.tuners.registry.INPUT_KINDS`), the options a run requires (``tune kbest``
+#: methods also one of ``--kbest``/``--pool``; ``mira --mix`` only ``--out``): checked here and in
+#: :mod:`smtlib.cli.tune`, and shown as required in ``smtlib tune METHOD --help``
+REQUIRED = {"kbest": ("refs", "init", "out"), "lattice": ("lattice", "refs", "init", "out"),
+            "online": ("model", "source", "refs", "init", "out")}
+#: the options of this module's group that concern only online MIRA
+ONLINE_ONLY = ("model", "source", "shard", "mix", "state", "state_out", "mixed_out", "stack_size", "search",
+               "pop_limit", "distortion_limit", "table_limit")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("lattice tuners (lbmert, lbmira) and online MIRA (mira)")
-    g.add_argument("--lattice", nargs="+", help="lattice file(s) of this iteration (lbmert, lbmira)")
-    g.add_argument("--paths-out", help="write the aggregated paths for the next iteration (lbmert, lbmira)")
-    g.add_argument("--model", help="model directory or its model.yaml (mira: the decoder in the loop)")
-    g.add_argument("--source", help="source sentences of the dev set (mira)")
+    g.add_argument("--lattice", nargs="+", metavar="LATTICE", help="lattice file(s) of this iteration (lbmert, lbmira)")
+    g.add_argument("--paths-out", metavar="PATHS", help="write the aggregated paths for the next iteration (lbmert, lbmira)")
+    g.add_argument("--model", metavar="MODEL", help="model directory or its model.yaml (mira: the decoder in the loop)")
+    g.add_argument("--source", metavar="SRC", help="source sentences of the dev set (mira)")
     g.add_argument("--shard", type=int, help="mira: run only this shard (0-based); the output is JSON")
     g.add_argument("--mix", nargs="+", metavar="SHARD_JSON", help="mira: average these shard results")
     g.add_argument("--state", help="mira: the previous epoch's mixing state (JSON)")
@@ -66,7 +83,7 @@ def _info(args: argparse.Namespace, data: dict) -> None:
 def _require(args: argparse.Namespace, *options: str) -> None:
     for option in options:
         if not getattr(args, option.replace("-", "_")):
-            raise InputError(f"--{option} is required")
+            raise InputError(f"--{option.replace('_', '-')} is required")
 
 
 def run(cls, args: argparse.Namespace) -> int:
@@ -89,13 +106,16 @@ def run(cls, args: argparse.Namespace) -> int:
 def _run_lattice(tuner, args: argparse.Namespace) -> int:
     from smtlib.tuners.lattice_data import load_lattice_problem, path_lines, write_paths
 
-    _require(args, "lattice", "refs", "init", "out")
+    _require(args, *REQUIRED["lattice"])
     references = read_references(args.refs)
     settings = bleu_settings(args)
     init_weights = read_weights(args.init)
     density = float(tuner.params.get("density", 0.0))
     ls, refs, n_in = load_lattice_problem(args.lattice, args.kbest, references, settings,
-                                          prune_weights=init_weights, density=density)
+                                          prune_weights=init_weights, density=density,
+                                          fit_references=pool_references_function(args, references,
+                                                                                  what="the lattice set"))
+    check_weight_names(init_weights, ls.feature_names, sparse_names=ls.sparse_names, what="the lattice set")
     init = ls.weight_vector(init_weights)
     result = tuner.fit_lattices(ls, refs, init)
     tuner.progress.finish()
@@ -147,9 +167,12 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
             write_json(args.state_out, mixed)
         _info(args, {"method": "mira", "shards": len(shards), "steps": mixed["steps"], "updates": mixed["updates"]})
         return 0
-    _require(args, "model", "source", "refs", "init", "out")
-    references = read_references(args.refs)
+    _require(args, *REQUIRED["online"])
     sources = read_lines(args.source, what="source", allow_empty=True)
+    references = read_references(args.refs)
+    if len(references[0]) < len(sources):
+        read_references(args.refs, source=args.source, source_lines=len(sources))  # the error naming both
+    references = pool_references(args, references, len(sources), what=f"the source {args.source}")
     init = read_weights(args.init)
     previous = read_json(args.state, "mira state") if args.state else None
     options = search_options(args)

@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 
 from smtlib.errors import InputError
+from smtlib.io import new_file_mode
 
 MULTI30K = "https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d26b56f3846f66a952536ffed4e401d05a/data/task1/tok/"
 ENJA = "https://raw.githubusercontent.com/odashi/small_parallel_enja/312408a11c5fbcbc09443bebb18121f7efdcd61e/"
@@ -217,6 +218,7 @@ def _download(url: str, dest: pathlib.Path, timeout: float) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-" + dest.name + ".", dir=dest.parent)
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310
             shutil.copyfileobj(response, out)
         os.replace(tmp, dest)

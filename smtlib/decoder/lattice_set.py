@@ -164,6 +164,16 @@ class LatticeSetBuilder:
         self._lattice: dict[int, tuple] = {}
         self._paths: dict[int, list[tuple[np.ndarray, dict[str, float], list[str], np.ndarray | None]]] = {}
 
+    def sentences_spanned(self) -> int:
+        """The largest sentence id with a lattice or a path + 1 (0 when there is none)."""
+        return max([*self._lattice, *self._paths], default=-1) + 1
+
+    def cut_sentences(self, n_sentences: int) -> None:
+        """Shorten the sentence range to ``n_sentences`` (only ids without lattice or path go)."""
+        if n_sentences < self.sentences_spanned():
+            raise ValueError(f"cutting a lattice set of {self.sentences_spanned()} sentences to {n_sentences}")
+        self.n_sentences = min(self.n_sentences, n_sentences)
+
     # -- names --------------------------------------------------------------------------------
     def word_ids(self, words: Iterable[str]) -> list[int]:
         out = []

@@ -25,9 +25,9 @@ noted where it is implemented):
   be the same constant on all of them.
 * **Weights** are checked by the one rule every command applies
   (:func:`smtlib.weights.check_weight_names`, ``CONTRACT.md``): a dense weight ``NAME_k`` must name
-  a value of the model's dense features, any other name must be a valid sparse name (a sparse
-  feature absent from the phrase pairs of the input simply never fires), and a dense feature
-  missing from the file has weight 0.
+  a value of the model's dense features, any other name must be a valid sparse name of a model
+  with sparse features (a sparse feature absent from the phrase pairs of the input simply never
+  fires) that is not a misspelt dense name, and a dense feature missing from the file has weight 0.
 """
 
 from __future__ import annotations
@@ -281,6 +281,7 @@ class PhraseModel:
             On a name the shared rule rejects (:func:`smtlib.weights.check_weight_names`).
         """
         check_weight_names(weights, self.layout.names, sparse_names=self.sparse_names,
+                           has_sparse=self.spec.sparse or bool(self.sparse_names),
                            what=f"the {self.spec.feature_set} model", path=path)
         dense_names = set(self.layout.names)
         sparse = {name: value for name, value in weights.items() if name not in dense_names}

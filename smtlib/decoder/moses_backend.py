@@ -325,7 +325,8 @@ def run_ini(ini: MosesIni, fmap: FeatureMap, weights: Mapping[str, float], confi
 def check_weights(spec: ModelSpec, weights: Mapping[str, float], path: str | os.PathLike) -> None:
     """The project's one rule for weight names (:func:`smtlib.weights.check_weight_names`), as
     :meth:`smtlib.decoder.model.PhraseModel.read_weights` applies it; a missing dense weight is 0."""
-    check_weight_names(weights, spec.dense_weight_names(), what=f"the {spec.feature_set} model", path=path)
+    check_weight_names(weights, spec.dense_weight_names(), has_sparse=spec.sparse, what=f"the {spec.feature_set} model",
+                       path=path)
 
 
 def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathLike, input_path: str | os.PathLike,

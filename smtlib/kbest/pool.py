@@ -84,6 +84,14 @@ class KBestPool:
         """(S,) number of hypotheses per sentence."""
         return np.diff(self.offsets)
 
+    def sentences_spanned(self) -> int:
+        """The largest sentence id with a hypothesis + 1 (0 for an empty pool).
+
+        Ids without hypotheses in the middle count; empty ids at the end (:meth:`pad_sentences`,
+        ``read_pool(n_sentences=...)``) do not.
+        """
+        return sentences_spanned(self.offsets)
+
     # -- features ---------------------------------------------------------------------------------
     def features(self) -> sp.csr_matrix:
         """All features as one CSR matrix, columns in :attr:`feature_names` order."""
@@ -132,6 +140,19 @@ class KBestPool:
         if n_sentences > self.n_sentences:
             extra = np.full(n_sentences - self.n_sentences, self.offsets[-1], dtype=np.int64)
             self.offsets = np.concatenate([self.offsets, extra])
+
+    def cut_sentences(self, n_sentences: int) -> None:
+        """Shorten the id range to ``n_sentences``, dropping only empty ids at the end."""
+        if n_sentences < self.sentences_spanned():
+            raise ValueError(f"cutting a pool of {self.sentences_spanned()} sentences to {n_sentences}")
+        if n_sentences < self.n_sentences:
+            self.offsets = self.offsets[: n_sentences + 1]
+
+
+def sentences_spanned(offsets: np.ndarray) -> int:
+    """The largest sentence id with a row in ``offsets`` (row ranges per id) + 1; 0 without rows."""
+    nonempty = np.flatnonzero(np.diff(offsets))
+    return int(nonempty[-1]) + 1 if len(nonempty) else 0
 
 
 def argmax_per_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -60,7 +60,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numba
 import numpy as np
@@ -70,7 +70,7 @@ from smtlib.bleu.stats import STATS_WIDTH, BleuSettings, compute_stats
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.format import FeatureGroup, describe_groups, layout_key
-from smtlib.kbest.pool import KBestPool, read_pool
+from smtlib.kbest.pool import KBestPool, read_pool, sentences_spanned
 
 MAGIC = b"\x89SMTPOOL"
 FORMAT = "smtlib-pool/1"
@@ -237,6 +237,10 @@ class StoredPool:
     def n_hypotheses(self) -> int:
         return len(self.arrays["row_hash"])
 
+    def sentences_spanned(self) -> int:
+        """The largest sentence id with a hypothesis + 1 (:meth:`KBestPool.sentences_spanned`)."""
+        return sentences_spanned(self.arrays["offsets"])
+
     def layout_columns(self) -> list[np.ndarray]:
         """Dense columns of each layout, in line order."""
         start, width = {}, 0
@@ -400,7 +404,13 @@ def load_pool(path: str | os.PathLike, references: Sequence[Sequence[str]] | Non
     references, settings
         When given, they must be those the statistics were computed with (else InputError).
     """
-    stored = read_stored(path)
+    return checked_pool(read_stored(path), path, references, settings)
+
+
+def checked_pool(stored: StoredPool, path: str | os.PathLike, references: Sequence[Sequence[str]] | None = None,
+                 settings: BleuSettings | None = None) -> KBestPool:
+    """:func:`load_pool` of a pool already read (``read_stored(path)``): the caller may look at it
+    first, e.g. at :meth:`StoredPool.sentences_spanned` to choose the references."""
     if references is not None:
         _check_same_scoring(stored, references_fingerprint(references), settings or stored.settings, path)
     elif settings is not None and settings != stored.settings:
@@ -410,12 +420,17 @@ def load_pool(path: str | os.PathLike, references: Sequence[Sequence[str]] | Non
 
 # ------------------------------------------------------------------------------ adding a k-best list
 def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Sequence[str | os.PathLike],
-              references: Sequence[Sequence[str]], settings: BleuSettings, out: str | os.PathLike) -> StoredPool:
+              references: Sequence[Sequence[str]], settings: BleuSettings, out: str | os.PathLike, *,
+              fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None) -> StoredPool:
     """Write the pool ``previous`` (None: empty) + the k-best list(s) ``kbest`` to ``out``.
 
     Only the new lists are parsed; their rows are de-duplicated within each file and against the
     pool, and BLEU statistics are computed for the rows kept. The result equals ``read_pool`` over
     the text lists of ``previous`` and ``kbest`` in order, with ``compute_stats(references, settings)``.
+
+    ``fit_references``, when given, is called with the pool's sentence count (largest id + 1 of
+    ``previous`` and the new lists) and returns the references to use instead
+    (:func:`smtlib.bleu.references.references_for_pool`: the same, a prefix of them, or an error).
 
     Raises
     ------
@@ -423,17 +438,24 @@ def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Seq
         On a malformed k-best file, a sentence id beyond the references, a dense feature whose size
         differs from the pool's, or references / BLEU settings other than the pool's.
     """
-    fingerprint = references_fingerprint(references)
-    stored = None
-    if previous is not None:
-        stored = read_stored(previous)
-        _check_same_scoring(stored, fingerprint, settings, previous)
+    stored = read_stored(previous) if previous is not None else None
     paths = [kbest] if isinstance(kbest, str | os.PathLike) else list(kbest)
     if not paths:
         raise InputError("no k-best file given")
-    for path in paths:
+    if fit_references is None:
+        news = None
+    else:  # the new lists are read first: the pool's sentence count decides the references
+        news = [read_pool(path, n_sentences=len(references[0])) for path in paths]
+        spanned = max([stored.sentences_spanned() if stored is not None else 0] + [n.sentences_spanned() for n in news])
+        references = fit_references(spanned)
+        for new in news:
+            new.cut_sentences(len(references[0]))
+    fingerprint = references_fingerprint(references)
+    if stored is not None:
+        _check_same_scoring(stored, fingerprint, settings, previous)
+    for k, path in enumerate(paths):
         before = stored.n_hypotheses if stored is not None else 0
-        new = read_pool(path, n_sentences=len(references[0]))
+        new = news[k] if news is not None else read_pool(path, n_sentences=len(references[0]))
         stored = merge(stored, new, references, settings, fingerprint)
         stored.files.append({"path": os.fspath(path), "lines": int(new.n_hypotheses + new.duplicates_dropped),  # type: ignore[attr-defined]
                              "added": int(stored.n_hypotheses - before)})

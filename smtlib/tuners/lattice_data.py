@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
@@ -61,11 +61,15 @@ def load_lattice_problem(
     *,
     prune_weights: dict[str, float] | None = None,
     density: float = 0.0,
+    fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None,
 ) -> tuple[LatticeSet, LatticeReferences, int]:
     """The lattice set, its references and the number of aggregated paths read.
 
     With ``density > 0``, every lattice is pruned to ``ceil(density * reference words)`` edges by
     max-marginal score under ``prune_weights`` as it is read (lb-mira's 50 edges per reference word).
+    ``fit_references``, when given, is called with the set's sentence count (largest sentence id of
+    a lattice or path + 1) and returns the references to score against
+    (:func:`smtlib.bleu.references.references_for_pool`: the same, a prefix of them, or an error).
     """
     n = len(references[0])
     transform = None
@@ -90,6 +94,9 @@ def load_lattice_problem(
                 sparse = {pool.sparse_names[c]: float(v) for c, v in zip(csr.indices[lo:hi], csr.data[lo:hi], strict=True)}
                 builder.add_path(s, dense, sparse, pool.texts[r].split())
                 n_paths += 1
+    if fit_references is not None:
+        references = fit_references(builder.sentences_spanned())
+        builder.cut_sentences(len(references[0]))
     ls = builder.build()
     refs = prepare_references(ls, references, settings)
     fill_whole_path_stats(ls, refs)

@@ -8,6 +8,7 @@ stays fast.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import NamedTuple
 
@@ -76,7 +77,9 @@ def list_tuners() -> list[str]:
 
 def _entry(name: str) -> Entry:
     if name not in TUNERS:
-        raise InputError(f"unknown tuning method {name!r}; choose from {', '.join(TUNERS) or '(none registered)'}")
+        guess = difflib.get_close_matches(name, list(TUNERS), n=1)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        raise InputError(f"unknown tuning method {name!r}{hint}; choose from {', '.join(TUNERS) or '(none registered)'}")
     return TUNERS[name]
 
 
