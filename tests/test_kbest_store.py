@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.stats import BleuSettings
-from smtlib.errors import InputError
+from smtlib.errors import InputError, TuningError
 from smtlib.kbest.pool import read_pool
 from smtlib.kbest.store import add_kbest, is_pool_file, load_pool, read_stored
 from smtlib.tuners.registry import get_tuner_class, list_tuners
@@ -138,9 +138,13 @@ def test_every_tuner_gives_the_same_weights_on_both_pools(lists, tmp_path, metho
             binary, text = (dataclasses.replace(p, sparse=sp.csr_matrix((p.n_hypotheses, 0)), sparse_names=[])
                             for p in (binary, text))
         init = text.weight_vector({"LM0_0": 1.0, "TM0_0": 0.5, "TM0_1": 0.5})
-        a = cls(seed=3)(binary, init.copy())
-        b = cls(seed=3)(text, init.copy())
-        assert a.weights.tobytes() == b.weights.tobytes()
+        outcomes = []
+        for pool in (binary, text):
+            try:
+                outcomes.append(cls(seed=3)(pool, init.copy()).weights.tobytes())
+            except TuningError as exc:  # svm, rampion: λ = 1000 zeroes the weights on this tiny pool
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
 
 
 def test_cli_add_then_tune_equals_tune_on_text_lists(lists, tmp_path, cli):
