@@ -82,6 +82,22 @@ def test_offline_without_a_local_copy_fails_the_data_step_with_one_line(tmp_path
     assert not (tmp_path / "results/data/fr-en/dev.src").exists()
 
 
+def test_another_spelling_of_data_dir_reruns_nothing(tmp_path, data_dir):
+    """The data's location is not a parameter of the science (issue 28): the files are checksummed, so
+    the same directory spelled relatively, absolutely or through a symbolic link reruns nothing."""
+    cfg = write_config(tmp_path / "c.yaml", {"limits": {"train": 50, "dev": 20, "test": 20}})
+    target = "results/data/fr-en/dev.src"
+    relative = os.path.relpath(data_dir, tmp_path)  # snakemake -d: paths are read from the work directory
+    r = snakemake(tmp_path, "--cores", "1", target, configfile=cfg, data_dir=relative, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    link = tmp_path / "data-link"
+    link.symlink_to(data_dir.resolve())
+    for spelling in (data_dir.resolve(), link):
+        r = snakemake(tmp_path, "-n", target, configfile=cfg, data_dir=spelling, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "Nothing to be done" in r.stdout + r.stderr, r.stdout
+
+
 # ------------------------------------------------------------------ dry runs
 def expected_default_jobs(config: dict) -> dict[str, int]:
     """Jobs of the default target, counted from the configuration (independently of rules/common.smk)."""

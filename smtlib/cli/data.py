@@ -9,7 +9,8 @@
                           --out-src S.src --out-refs S.ref --out-ids S.ids
     smtlib data init-weights --model MODEL_DIR --out init.weights [--ones TranslationModel LM Distortion]
 
-``fetch`` looks for each file in --data-dir (a copy laid out like ../shared/data), then in the
+``fetch`` looks for each file in --data-dir (a copy laid out like ../shared/data; the variable
+``SMTLIB_DATA_DIR`` when the option is not given, which is how the workflow passes it), then in the
 download cache, then downloads it from its public source; every copy is checked against the
 SHA-256 of its uncompressed content. Offline without a local copy it exits with status 2 and one
 line saying which file is missing. ``subsample`` is Cherry & Foster (2012) §4.3 (index 0 = the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 
 def _positive(text: str) -> int:
@@ -33,7 +35,8 @@ def _positive(text: str) -> int:
 
 
 def _where(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="local copy laid out like ../shared/data (checked first)")
+    p.add_argument("--data-dir", default=os.environ.get("SMTLIB_DATA_DIR") or None,
+                   help="local copy laid out like ../shared/data (checked first; default: $SMTLIB_DATA_DIR)")
     p.add_argument("--cache", default="resources/downloads", help="download cache (default: resources/downloads)")
     p.add_argument("--no-download", action="store_true", help="fail instead of downloading a missing file")
 
