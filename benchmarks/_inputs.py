@@ -18,11 +18,15 @@ which option to pass instead.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
+import tempfile
+import time
 
 import yaml
 
@@ -90,3 +94,31 @@ def init_weights(model: pathlib.Path, work: pathlib.Path) -> pathlib.Path:
     subprocess.run(smtlib("data", "init-weights", "--model", model, "--out", out, "--ones", *ones), check=True,
                    env=ENV, cwd=ROOT, capture_output=True)
     return out
+
+
+@dataclasses.dataclass
+class Measured:
+    wall: float
+    cpu: float
+    peak_mib: float
+    stderr: str
+
+
+def measure(cmd: list, cwd: str | os.PathLike | None = None, stdout: str | os.PathLike | None = None) -> Measured:
+    """Run ``cmd`` (one child); its wall time, CPU time (user + system) and peak RSS from ``os.wait4``.
+
+    Standard output goes to ``stdout`` if given (e.g. ``smtlib bleu``'s JSON), else is discarded. A
+    failing command ends the benchmark with its command line and the end of its stderr.
+    """
+    cmd = [str(c) for c in cmd]
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile(mode="w+") as err, open(stdout or os.devnull, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read()
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{text[-3000:]}")
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text)

@@ -109,13 +109,15 @@ import json
 import os
 import pathlib
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 
 import yaml
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when imported by the tests
+from _inputs import measure  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # ../shared/data beside the clone (SMTLIB_SHARED_DATA overrides, e.g. for a git worktree elsewhere)
@@ -128,32 +130,6 @@ PAIR = "fr-en"  # Table 4's pair
 
 
 # ---------------------------------------------------------------- measuring one command
-@dataclasses.dataclass
-class Measured:
-    wall: float
-    cpu: float
-    peak_mib: float
-    stderr: str
-
-
-def measure(cmd: list[str], cwd: pathlib.Path, stdout: pathlib.Path | None = None) -> Measured:
-    """Run ``cmd``; its wall time, CPU time (user + system) and peak RSS from ``os.wait4``.
-
-    Standard output goes to ``stdout`` if given (e.g. ``smtlib bleu``'s JSON), else is discarded.
-    """
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile(mode="w+") as err, open(stdout or os.devnull, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read()
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{text}")
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text)
-
-
 _PHASES = re.compile(r"model loaded in ([\d.]+) s(?:, options ([\d.]+) s, search ([\d.]+) s, kbest ([\d.]+) s)?")
 
 

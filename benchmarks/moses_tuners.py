@@ -72,9 +72,7 @@ import math
 import os
 import pathlib
 import re
-import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -83,7 +81,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from _inputs import SHARED_DATA  # noqa: E402  (benchmarks/_inputs.py, beside this script)
+from _inputs import SHARED_DATA, measure  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", REPO.parent / "shared"))
@@ -108,16 +106,8 @@ def default_pools() -> list[str]:
 
 def run(cmd: list, cwd: pathlib.Path | None = None, stdout: pathlib.Path | None = None) -> tuple[float, str]:
     """Run ``cmd`` (one child at a time); its CPU seconds (user + system, ``os.wait4``) and stderr."""
-    cmd = [str(c) for c in cmd]
-    with tempfile.TemporaryFile(mode="w+") as err, open(stdout or os.devnull, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read()
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{text[-3000:]}")
-    return usage.ru_utime + usage.ru_stime, text
+    done = measure(cmd, cwd=cwd, stdout=stdout)
+    return done.cpu, done.stderr
 
 
 def read_text_lines(path: pathlib.Path) -> list[str]:
