@@ -4,7 +4,7 @@
 #
 #   snakemake --cores 8 --config data_dir=../shared/data -- results/table4.tsv
 #   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data
-#   snakemake --report results/report.html
+#   snakemake --report report.html --config data_dir=../shared/data -- results/table4_vs_paper.tsv
 #
 # Every stage is one file in rules/; every helper is in rules/common.smk; settings in config/.
 
