@@ -318,14 +318,15 @@ def limit_options():
 def data_dir_option():
     """Download switch of `smtlib data`. The data's location is not a parameter of the science (every
     file is checked against its SHA-256), so it is not passed here, where a new spelling of the same
-    directory would rerun every job ("Params have changed"), but through the environment."""
+    directory would rerun every job ("Params have changed"), but through the environment.
+    """
     return "" if config["download"] else "--no-download"
 
 
 # `smtlib data` reads the local copy from the environment (see data_dir_option); set for local and
 # cluster jobs alike, since a cluster job re-reads this file with the same config.
 if config["data_dir"] is not None:
-    os.environ["SMTLIB_DATA_DIR"] = os.path.abspath(config["data_dir"])
+    os.environ.update(SMTLIB_DATA_DIR=os.path.abspath(config["data_dir"]))
 else:
     os.environ.pop("SMTLIB_DATA_DIR", None)
 
