@@ -175,3 +175,30 @@ def test_curves_round_trip_and_figure(tmp_path, cli):
     (tmp_path / "bad.tsv").write_text(lines[0] + "\nfr-en\tsmall\tmert\tdefault\t0\tx\t1\t1\n", encoding="utf-8")
     with pytest.raises(InputError, match="bad.tsv:2: malformed number"):
         read_curve(tmp_path / "bad.tsv")
+
+
+def test_curves_figure_is_readable_without_its_code():
+    """One colour and marker per method, the same in every panel; whole-iteration ticks; a legend that
+    names every method and explains the line widths and the markers (issue 28, item 13)."""
+    from smtlib.report.curves import method_styles, plot_curves
+    from smtlib.report.figures import pyplot
+
+    methods = ["mert", "lbmert", "mira", "kbmira", "lbmira", "pro", "mr", "svm", "cmira", "sgd", "arow", "xbleu"]
+    styles = method_styles(methods)
+    assert len(set(styles.values())) == len(methods)
+    assert styles["mert"] == method_styles(["mert", "svm"])["mert"]  # the paper's order fixes the style
+    curves = []
+    for fs in ("small", "medium"):
+        for m in methods:
+            for sample in ("0", "1"):
+                curves.append([{"pair": "fr-en", "fs": fs, "method": m, "setting": "default", "sample": sample,
+                                "iteration": i, "dev_bleu": 20.0 + i, "best": i == 2} for i in range(3)])
+    fig = plot_curves(curves)
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels[:2] == ["kb-mert", "lb-mert"] and len(labels) == len(methods) + 3
+        assert "full dev set (s0)" in labels and "its marker: kept weights (best dev)" in labels
+        fig.canvas.draw()
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert all(float(t).is_integer() for t in ticks)
+    pyplot().close(fig)

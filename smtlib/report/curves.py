@@ -22,30 +22,55 @@ def format_curves(curves: list[list[dict]]) -> str:
     return "".join(lines)
 
 
-def plot_curves(curves: list[list[dict]], title: str | None = None):
-    """One panel per feature set (the paper's order first), one line per run, a dot on the kept weights.
+#: the paper's rows first (Table 4's order), then any other method in name order
+_PAPER_ORDER = ("mert", "lbmert", "mira", "kbmira", "lbmira", "pro", "mr", "svm")
+#: 7 markers against 10 colours: 70 methods before a (colour, marker) pair repeats
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
-    The first sub-sample's run of each method is drawn thicker and named in the legend.
+
+def method_styles(methods) -> dict[str, tuple[int, str]]:
+    """One (tab10 colour index, marker) per method, the same in every panel and figure."""
+    rank = {m: i for i, m in enumerate(_PAPER_ORDER)}
+    ordered = sorted(set(methods), key=lambda m: (rank.get(m, len(rank)), m))
+    return {m: (i % 10, _MARKERS[i % len(_MARKERS)]) for i, m in enumerate(ordered)}
+
+
+def plot_curves(curves: list[list[dict]], title: str | None = None):
+    """One panel per feature set (the paper's order first), one line per run, a marker on the kept weights.
+
+    Each method has its own colour and marker (:func:`method_styles`), the same in every panel; the
+    full dev set's run (sub-sample 0) is drawn thick, the other sub-samples thin; the legend says so.
     """
     plt = pyplot()
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
     groups: dict[str, list[list[dict]]] = {}
     for rows in curves:
         groups.setdefault(rows[0]["fs"], []).append(rows)
     order = [fs for fs in FEATURE_SET_TITLES if fs in groups] + sorted(set(groups) - set(FEATURE_SET_TITLES))
-    fig, axes = plt.subplots(1, len(order), figsize=(5 * len(order), 4), squeeze=False)
+    styles = method_styles(rows[0]["method"] for rows in curves)
+    fig, axes = plt.subplots(1, len(order), figsize=(5 * len(order), 4.5), squeeze=False)
     for ax, fs in zip(axes[0], order):
-        methods = sorted({rows[0]["method"] for rows in groups[fs]})
-        colors = {m: plt.cm.tab20(i % 20) for i, m in enumerate(methods)}
+        shown = set()
         for rows in groups[fs]:
             m = rows[0]["method"]
+            color, marker = plt.cm.tab10(styles[m][0]), styles[m][1]
             first = rows[0]["sample"] == "0"
-            ax.plot([r["iteration"] for r in rows], [r["dev_bleu"] for r in rows], color=colors[m], alpha=0.8,
-                    linewidth=1.5 if first else 0.7, label=paper_name(m) if first else None)
+            ax.plot([r["iteration"] for r in rows], [r["dev_bleu"] for r in rows], color=color, alpha=0.85,
+                    linewidth=1.8 if first else 0.6)
             b = next(r for r in rows if r["best"])
-            ax.plot([b["iteration"]], [b["dev_bleu"]], "o", color=colors[m], markersize=3)
+            ax.plot([b["iteration"]], [b["dev_bleu"]], marker, color=color, markersize=6 if first else 4)
+            shown.add(m)
+        handles = [Line2D([], [], color=plt.cm.tab10(styles[m][0]), marker=styles[m][1], label=paper_name(m))
+                   for m in styles if m in shown]
+        handles += [Line2D([], [], color="grey", linewidth=1.8, label="full dev set (s0)"),
+                    Line2D([], [], color="grey", linewidth=0.6, label="dev sub-samples"),
+                    Line2D([], [], color="grey", marker="o", linestyle="", label="its marker: kept weights (best dev)")]
         ax.set_title(f"{FEATURE_SET_TITLES.get(fs, fs)}")
         ax.set_xlabel("iteration (weights decoded)")
         ax.set_ylabel("dev BLEU")
-        ax.legend(fontsize=7)
-    fig.suptitle(title or "learning curves (one line per run; dots: kept weights)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(handles=handles, fontsize=7)
+    fig.suptitle(title or "learning curves: dev BLEU of each iteration's weights")
     return fig
