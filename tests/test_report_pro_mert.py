@@ -60,3 +60,21 @@ def test_the_cli_writes_the_table_and_the_figure(tmp_path, capsys):
     status = main(["report", "pro-mert", "--dims", "3", "--methods", "svm", "--out", str(tmp_path / "q.tsv"),
                    "--figure", str(tmp_path / "q.png")])
     assert status == 2 and "choose from" in capsys.readouterr().err and not (tmp_path / "q.tsv").exists()
+
+
+def test_the_figure_has_a_log_axis_with_the_dimensions_and_says_when_there_is_only_one():
+    """Issue 28, item 13: the quick config's single dimension drew three dots on a 9.6-10.4 axis."""
+    from smtlib.report.figures import pyplot
+    from smtlib.report.pro_mert import Trial, plot_trials
+
+    def trials(dims):
+        return [Trial(m, d, f, 0, 0.5, 0.1, "") for m in ("pro", "kbmira") for d in dims for f in ("clean", "noisy")]
+
+    fig = plot_trials(trials([10, 100, 1000]))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["10", "100", "1000"]
+    pyplot().close(fig)
+    fig = plot_trials(trials([10]))
+    ax = fig.axes[0]
+    assert ax.get_xlim() == pytest.approx((5, 20)) and "one dimensionality only" in ax.get_title()
+    pyplot().close(fig)

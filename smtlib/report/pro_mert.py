@@ -177,7 +177,9 @@ def pro_clean_cosine(trials: list[Trial]) -> float:
 
 
 def plot_trials(trials: list[Trial]):
-    """Mean cosine (± min/max over repetitions) against dimensionality, as H&M's Figure 3."""
+    """Mean cosine (± min/max over repetitions, shaded) against dimensionality, as H&M's Figure 3:
+    solid lines and filled circles on clean features, dashed lines and open squares on noisy ones, one
+    colour per method."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     colors = {"pro": "tab:blue", "mert": "tab:red", "kbmira": "tab:green"}
@@ -192,12 +194,21 @@ def plot_trials(trials: list[Trial]):
             lo = [np.min(v) for v in vals]
             hi = [np.max(v) for v in vals]
             label = f"{'Noisy ' if feats == 'noisy' else ''}{method.upper() if method != 'kbmira' else 'kb-MIRA'}"
-            ax.plot(dims, mean, style, marker="o", color=colors.get(method), label=label)
+            ax.plot(dims, mean, style, marker="o" if feats == "clean" else "s", color=colors.get(method),
+                    markerfacecolor=None if feats == "clean" else "none", label=label)
             ax.fill_between(dims, lo, hi, color=colors.get(method), alpha=0.12)
-    ax.set_xlabel("Dimensionality")
+    all_dims = sorted({t.dim for t in trials})
+    ax.set_xscale("log")  # H&M's dimensions span 10 to 1,000
+    ax.set_xticks(all_dims, [str(d) for d in all_dims])
+    ax.minorticks_off()
+    title = "Synthetic parameter learning (Hopkins & May 2011, Fig. 3)"
+    if len(all_dims) == 1:  # e.g. the quick config: a point per method, not a curve
+        ax.set_xlim(all_dims[0] / 2, all_dims[0] * 2)
+        title += f"\none dimensionality only ({all_dims[0]}): a point per method"
+    ax.set_xlabel("Dimensionality (log scale)")
     ax.set_ylabel("cosine(learned, gold)")
     ax.set_ylim(-0.05, 1.02)
-    ax.set_title("Synthetic parameter learning (Hopkins & May 2011, Fig. 3)")
+    ax.set_title(title)
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
