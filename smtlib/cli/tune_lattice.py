@@ -138,15 +138,23 @@ def _run_lattice(tuner, args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_mixed(tuner, mixed: dict, out: str) -> None:
-    """The base class's check of both weight vectors a mixing step writes (no pool to score here)."""
+def _write_mixed(tuner, args: argparse.Namespace, mixed: dict, n_shards: int) -> dict:
+    """Check both weight vectors of a mixing step (the base class's check; no pool to score here), then
+    write the average (--out), the next epoch's start (--mixed-out), the state and the info."""
+    from smtlib.io import write_json
+
     for key in ("average", "mixed"):
-        check_tuned_weights(tuner.name, np.array(list(mixed[key].values())), f"the step writing {out} ({key} weights)")
-
-
-def _average_header(tuner, mixed: dict) -> str:
+        check_tuned_weights(tuner.name, np.array(list(mixed[key].values())),
+                            f"the step writing {args.out} ({key} weights)")
     span = "all epochs" if tuner.accumulate else "this epoch"
-    return f"smtlib tune mira: average of the weights of {span}, {mixed['steps']} steps"
+    write_weights(args.out, mixed["average"],
+                  header=f"smtlib tune mira: average of the weights of {span}, {mixed['steps']} steps")
+    if args.mixed_out:
+        write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
+    if args.state_out:
+        write_json(args.state_out, mixed)
+    _info(args, {"method": "mira", "shards": n_shards, "steps": mixed["steps"], "updates": mixed["updates"]})
+    return mixed
 
 
 def _run_online(tuner, args: argparse.Namespace) -> int:
@@ -158,14 +166,7 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         previous = read_json(args.state, "mira state") if args.state else None
         shards = [read_json(p, "mira shard result") for p in args.mix]
         tuner._check()
-        mixed = mix(shards, previous, tuner.accumulate)
-        _check_mixed(tuner, mixed, args.out)
-        write_weights(args.out, mixed["average"], header=_average_header(tuner, mixed))
-        if args.mixed_out:
-            write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
-        if args.state_out:
-            write_json(args.state_out, mixed)
-        _info(args, {"method": "mira", "shards": len(shards), "steps": mixed["steps"], "updates": mixed["updates"]})
+        _write_mixed(tuner, args, mix(shards, previous, tuner.accumulate), len(shards))
         return 0
     _require(args, *REQUIRED["online"])
     sources = read_lines(args.source, what="source", allow_empty=True)
@@ -192,14 +193,7 @@ def _run_online(tuner, args: argparse.Namespace) -> int:
         results.append(tuner.run_shard(args.model, sources, references, init, shard, settings=settings, bg=bg,
                                        decoder_options=options))
     tuner.progress.finish()
-    mixed = mix(results, previous, tuner.accumulate)
-    _check_mixed(tuner, mixed, args.out)
-    write_weights(args.out, mixed["average"], header=_average_header(tuner, mixed))
-    if args.mixed_out:
-        write_weights(args.mixed_out, mixed["mixed"], header="smtlib tune mira: mixture of the shards' weights")
-    if args.state_out:
-        write_json(args.state_out, mixed)
-    _info(args, {"method": "mira", "shards": len(results), "steps": mixed["steps"], "updates": mixed["updates"]})
+    mixed = _write_mixed(tuner, args, mix(results, previous, tuner.accumulate), len(results))
     print(f"smtlib tune mira: {len(results)} shards, {mixed['steps']} sentences, {mixed['updates']} updates",
           file=sys.stderr)
     return 0

@@ -162,7 +162,5 @@ class Tuner(abc.ABC):
             result = self.fit(pool, init.copy())
         finally:
             self.progress.finish()
-        from smtlib.tuners._losses import Features
-
-        check_tuned_weights(self.name, result.weights, self.step, Features(pool).scores, pool.offsets)
+        check_tuned_weights(self.name, result.weights, self.step, pool.model_scores, pool.offsets)
         return result
