@@ -33,6 +33,12 @@ include: "rules/simianer.smk"
 report: "config/report/workflow.rst"
 
 
+# numba compiles its kernels on first use: once, here, rather than in every first job at once
+# (smtlib.warmup; skipped in milliseconds once done; SMTLIB_WARMUP=0 turns it off)
+onstart:
+    warm_up_numba()
+
+
 rule all:
     input:
         all_targets(),

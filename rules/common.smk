@@ -6,6 +6,7 @@ import difflib
 import itertools
 import json
 import os
+import subprocess
 import sys
 from pathlib import PurePosixPath
 from types import SimpleNamespace
@@ -255,6 +256,22 @@ def all_targets():
     targets.append("results/replay/table.tsv")
     targets.append("results/figures/pro_mert.png")
     return targets
+
+
+# ---------------------------------------------------------------- start of a run
+def warm_up_numba():
+    """`smtlib warmup` (smtlib.warmup) with this Python, before the first job: a cold installation
+    compiles its numba kernels once, saying so, instead of in every first job at once. A failure only
+    warns: the jobs compile what they need themselves. SMTLIB_WARMUP=0 skips it (the tests do).
+    """
+    if os.environ.get("SMTLIB_WARMUP", "1") == "0":
+        return
+    status = subprocess.run([sys.executable, "-m", "smtlib", "warmup"]).returncode
+    if status != 0:
+        print(
+            f"smtlib warmup failed ({status}); the jobs compile numba's kernels themselves",
+            file=sys.stderr,
+        )
 
 
 # ---------------------------------------------------------------- options rendered for the shell

@@ -6,6 +6,7 @@ import gzip
 import importlib.util
 import pathlib
 import re
+import sys
 
 import pytest
 
@@ -16,8 +17,11 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 def inputs():
     spec = importlib.util.spec_from_file_location("_inputs", REPO / "benchmarks" / "_inputs.py")
     module = importlib.util.module_from_spec(spec)
+    # dataclasses resolve string annotations through sys.modules, so the module must be there first
+    sys.modules["_inputs"] = module
     spec.loader.exec_module(module)
-    return module
+    yield module
+    del sys.modules["_inputs"]
 
 
 def test_no_benchmark_defaults_to_a_fixed_absolute_path():

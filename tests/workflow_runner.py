@@ -23,7 +23,10 @@ def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen
     cmd += list(args)
     if data_dir is not None:
         cmd += ["--config", f"data_dir={data_dir}"]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+    # no numba warm-up in the tests' many runs (tests/test_warmup.py covers it): the kernels the suite
+    # needs compile as it goes, and a full warm-up would land inside one test's timeout
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PATH": BIN + os.pathsep + os.environ.get("PATH", ""),
+           "SMTLIB_WARMUP": os.environ.get("SMTLIB_WARMUP", "0")}
     if popen:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                 start_new_session=True)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("smtlib.cli.data", "corpora with checksums, dev sub-samples and initial weights for the workflow"),
     "sgd": ("smtlib.cli.sgd", "sharded pairwise-ranking SGD on the training set (Simianer et al. 2012), step by step"),
     "compare": ("smtlib.cli.compare", "compare systems tuned several times: mean, s_sel, s_opt, randomization p (MultEval)"),
+    "warmup": ("smtlib.cli.warmup", "compile the numba kernels once for this installation (the workflow's first step)"),
     "report": ("smtlib.cli.report", "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"),
 }
 

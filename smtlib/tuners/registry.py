@@ -33,7 +33,7 @@ TUNERS: dict[str, Entry] = {
     "kbmira": Entry("smtlib.tuners.kbmira:KbMira", "kbest",
                   "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999."),
     "pro": Entry("smtlib.tuners.pro:Pro", "kbest",
-                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=0.1 interpolation."),
+                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=1 (no interpolation, as Moses)."),
     "lbmert": Entry("smtlib.tuners.lbmert:LbMert", "lattice",
                   "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."),
     "lbmira": Entry("smtlib.tuners.lbmira:LbMira", "lattice",
