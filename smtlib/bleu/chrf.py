@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from smtlib.bleu.references import check_sentence_ids
 from smtlib.errors import InputError
 
 #: the punctuation chrF++ splits off words (Python's ``string.punctuation``, as chrF++.py)
@@ -124,23 +125,6 @@ def _word_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return ids, offsets
 
 
-def _check(sentence_ids, hypotheses, references) -> tuple[np.ndarray, int]:
-    """Shared input checks of the statistics functions: (sentence ids as int64, number of sentences)."""
-    if not references:
-        raise InputError("no references given")
-    n_sent = len(references[0])
-    for r, ref_set in enumerate(references):
-        if len(ref_set) != n_sent:
-            raise InputError(f"reference set {r + 1} has {len(ref_set)} segments, the first has {n_sent}")
-    sentence_ids = np.asarray(sentence_ids, dtype=np.int64)
-    if len(sentence_ids) != len(hypotheses):
-        raise InputError(f"{len(hypotheses)} hypotheses but {len(sentence_ids)} sentence ids")
-    if len(sentence_ids) and (sentence_ids.min() < 0 or sentence_ids.max() >= n_sent):
-        bad = int(sentence_ids.max() if sentence_ids.max() >= n_sent else sentence_ids.min())
-        raise InputError(f"sentence id {bad} has no reference (references have {n_sent} segments)")
-    return sentence_ids, n_sent
-
-
 def _per_reference_counts(seqs, hyp_count, sentence_ids, n_sent, n_refs, max_order) -> np.ndarray:
     """(N, n_refs, max_order, 3) counts of the hypotheses (the first ``hyp_count`` sequences of
     ``seqs``) against each of their sentence's references (the rest, interleaved by sentence)."""
@@ -184,7 +168,7 @@ def compute_chrf_stats(
         ``(N, settings.width)`` float64; with several references, the row of the reference with
         the highest sentence chrF (the first on ties), as sacrebleu chooses.
     """
-    sentence_ids, n_sent = _check(sentence_ids, hypotheses, references)
+    sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
     n_refs = len(references)
     texts = list(hypotheses) + [references[r][s] for s in range(n_sent) for r in range(n_refs)]
     if settings.lowercase:
