@@ -18,28 +18,41 @@ from smtlib.errors import InputError
 INPUT_KINDS = ("kbest", "lattice", "online")
 
 
+#: an :class:`Entry`'s ``metrics`` for a tuner that takes any metric or mixture (it has ``fit_metric``)
+ANY_METRIC = "any"
+
+
 class Entry(NamedTuple):
-    """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``."""
+    """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``;
+    ``metrics`` what ``--metric`` it takes (issue 25): :data:`ANY_METRIC` (every metric of
+    :mod:`smtlib.bleu.metrics` and their mixtures), or ``bleu`` with the reason after a colon."""
 
     target: str
     kind: str
     summary: str
+    metrics: str = "bleu: its sentence-level BLEU is not yet generalised to other metrics"
+
+
+_LATTICE_BLEU = "bleu: it scores lattice paths with BLEU statistics counted on the lattice's edges"
 
 
 TUNERS: dict[str, Entry] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
     "mert": Entry("smtlib.tuners.mert:Mert", "kbest",
-                  "k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."),
+                  "k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts.", ANY_METRIC),
     "kbmira": Entry("smtlib.tuners.kbmira:KbMira", "kbest",
-                  "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999."),
+                  "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999.", ANY_METRIC),
     "pro": Entry("smtlib.tuners.pro:Pro", "kbest",
-                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=0.1 interpolation."),
+                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=0.1 interpolation.", ANY_METRIC),
     "lbmert": Entry("smtlib.tuners.lbmert:LbMert", "lattice",
-                  "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."),
+                  "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts.",
+                  _LATTICE_BLEU),
     "lbmira": Entry("smtlib.tuners.lbmira:LbMira", "lattice",
-                  "Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."),
+                  "Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999.",
+                  "bleu: its hope and fear are found in the lattice with a linear BLEU gain"),
     "mira": Entry("smtlib.tuners.mira:OnlineMira", "online",
-                  "Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."),
+                  "Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010).",
+                  "bleu: the decoder in its loop scores hypotheses with BLEU only"),
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
     "mr": Entry("smtlib.tuners.mr:MinimumRisk", "kbest",
                   'Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr".'),
@@ -91,6 +104,25 @@ def input_kind(name: str) -> str:
 def summary(name: str) -> str:
     """The one-line description ``smtlib tune --list`` prints."""
     return _entry(name).summary
+
+
+def metrics(name: str) -> tuple[str, ...]:
+    """The metric names ``smtlib tune name --metric`` takes (mixtures of them too, where more than bleu)."""
+    spec = _entry(name).metrics
+    if spec == ANY_METRIC:
+        from smtlib.bleu.metrics import METRICS
+
+        return tuple(METRICS)
+    return (spec.partition(":")[0],)
+
+
+def check_metric(name: str, mixture_names: tuple[str, ...]) -> None:
+    """Raise :class:`InputError` (one line) if tuner ``name`` cannot tune toward these metrics."""
+    spec = _entry(name).metrics
+    if spec != ANY_METRIC and tuple(mixture_names) != ("bleu",):
+        only, _, why = spec.partition(":")
+        raise InputError(f"{name} tunes toward {only.upper()} only ({why.strip()}); --metric {','.join(mixture_names)} "
+                         f"is for {', '.join(m for m in TUNERS if TUNERS[m].metrics == ANY_METRIC)}")
 
 
 def get_tuner_class(name: str):
