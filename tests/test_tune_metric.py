@@ -175,3 +175,34 @@ def test_tune_cli_metric(cli, tmp_path):
         r = cli("tune", method, "--kbest", kbest, "--refs", ref, "--init", init, "--out", bad, "--metric", metric)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not bad.exists()
+
+
+def test_binary_pool_keeps_metric_statistics(cli, tmp_path):
+    """``kbest add --metric``: the stored statistics equal fresh ones, grow with the pool, and a metric
+    asked for later is computed for the earlier rows; ``tune --pool`` then equals ``tune --kbest``."""
+    from smtlib.kbest.pool import read_pool
+    from smtlib.kbest.store import load_pool
+
+    kbest, ref, init = write_small_files(tmp_path, sparse=False)
+    lines = kbest.read_text().splitlines()
+    first, second = tmp_path / "a.nbest", tmp_path / "b.nbest"
+    first.write_text("\n".join(lines[::2]) + "\n")
+    second.write_text("\n".join(lines[1::2]) + "\n")
+    r = cli("kbest", "add", "--kbest", first, "--refs", ref, "--out", tmp_path / "p1", "--metric", "ter")
+    assert r.returncode == 0 and "statistics of bleu, ter" in r.stderr, r.stderr
+    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", second, "--refs", ref, "--out", tmp_path / "p2",
+            "--metric", "chrf")
+    assert r.returncode == 0 and "statistics of bleu, ter, chrf" in r.stderr, r.stderr
+    refs = read_references([ref])
+    stored = load_pool(tmp_path / "p2", refs)
+    fresh = read_pool([first, second], n_sentences=3)
+    for name in ("ter", "chrf"):
+        metric = get_metric(name)
+        np.testing.assert_array_equal(stored.other_stats[metric], metric.stats(fresh.texts, fresh.sentence_index, refs))
+    outs = []
+    for source in (("--pool", tmp_path / "p2"), ("--kbest", first, second)):
+        out = tmp_path / f"w{len(outs)}"
+        r = cli("tune", "kbmira", *source, "--refs", ref, "--init", init, "--out", out, "--metric", "ter", "--quiet")
+        assert r.returncode == 0, r.stderr
+        outs.append([line for line in out.read_text().splitlines() if not line.startswith("#")])
+    assert outs[0] == outs[1]
