@@ -16,11 +16,14 @@ import pytest
 from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.bleu.metrics import get_metric, parse_mixture
 from smtlib.bleu.references import read_references
+from smtlib.tuners.arow import Arow
 from smtlib.tuners.kbmira import KbMira, background_bleu, background_gain
 from smtlib.tuners.mert import Mert
 from smtlib.tuners.mert_metric import BLEU, metric_from_sums, mixture_metric
+from smtlib.tuners.mr import MinimumRisk
 from smtlib.tuners.pro import Pro
 from smtlib.tuners.registry import ANY_METRIC, TUNERS, get_tuner_class, metrics
+from smtlib.tuners.svm import LatentSVM
 from tests.tuner_fixtures import REFS, load, write_small_files
 
 HYPS = ["the cat sat on the mat", "on the mat the cat sat today", "a dog ran", "we like tea", "", "green tea we like much"]
@@ -109,7 +112,7 @@ def test_kbmira_with_the_bleu_mixture_is_kbmira(tmp_path):
     np.testing.assert_array_equal(plain.weights, mixed.weights)
 
 
-@pytest.mark.parametrize("cls", [KbMira, Pro, Mert])
+@pytest.mark.parametrize("cls", [KbMira, Pro, Mert, MinimumRisk, LatentSVM, Arow])
 @pytest.mark.parametrize("text", ["chrf", "ter"])
 def test_sentence_level_tuners_move_the_metric(tmp_path, cls, text):
     """From weights that prefer bad hypotheses, tuning toward the metric improves it on the pool."""
@@ -120,6 +123,28 @@ def test_sentence_level_tuners_move_the_metric(tmp_path, cls, text):
     init = np.array([-0.05, 0.02, -0.02])  # small: kbmira steps at most C = 0.01
     result = tuner(pool, init, metric)
     assert metric.corpus_score(pool.best_indices(result.weights)) > metric.corpus_score(pool.best_indices(init))
+
+
+@pytest.mark.parametrize("name", [n for n, e in TUNERS.items() if e.metrics == ANY_METRIC and n not in ("mert", "kbmira", "pro")])
+def test_sentence_metric_tuners_train_on_the_metric(tmp_path, name):
+    """The tuners reading gold scores through _losses: their training score is the metric's corpus
+    score of the returned weights' 1-best, and the BLEU part of a mixture keeps their own variant."""
+    pool, refs = _pool(tmp_path, n_sentences=6)
+    mixture = parse_mixture("chrf:1,ter:-1")
+    tuner = get_tuner_class(name)(seed=0)
+    metric = tuner.corpus_metric(mixture, pool.metric_stats(mixture, refs))
+    result = tuner(pool, np.array([0.1, 0.05, -0.05]), metric)
+    assert result.info["metric"] == "chrf:1,ter:-1" and "train_bleu" not in result.info
+    scale = 1.0 if name.endswith("sgd") else 100.0
+    assert result.info["train_metric"] == pytest.approx(scale * metric.corpus_score(pool.best_indices(result.weights)))
+    bleu = parse_mixture("bleu:1,ter:-1")
+    with_bleu = tuner.corpus_metric(bleu, pool.metric_stats(bleu, refs))
+    ter = get_metric("ter")
+    variant = tuner.params["sentence_bleu"]
+    from smtlib.bleu.variants import get_variant
+
+    want = get_variant(variant).score(pool.stats) - ter.sentence(pool.metric_stats(ter, refs))
+    np.testing.assert_allclose(with_bleu.sentence_scores, want, atol=1e-15)
 
 
 def test_pro_sentence_scores_use_its_own_bleu(tmp_path):
@@ -157,7 +182,8 @@ def test_tune_cli_metric(cli, tmp_path):
     assert listing.returncode == 0
     lines = {line.split("\t")[0]: line for line in listing.stdout.splitlines()}
     assert lines["mert"].endswith("metrics: bleu chrf chrf++ ter and their mixtures")
-    assert lines["lbmira"].endswith("metrics: bleu") and lines["mr"].endswith("metrics: bleu")
+    assert lines["lbmira"].endswith("metrics: bleu") and lines["xbleu"].endswith("metrics: bleu")
+    assert lines["mr"].endswith("and their mixtures")
     out = tmp_path / "w.txt"
     r = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--metric", "ter",
             "--set", "random_restarts=2", "--quiet")
@@ -167,7 +193,8 @@ def test_tune_cli_metric(cli, tmp_path):
             "chrf:0.5,ter:-0.5", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "pool chrF2" in r.stderr and "pool TER" in r.stderr
-    for method, metric, message in [("mr", "chrf", "mr tunes toward BLEU only"),
+    for method, metric, message in [("cmira", "chrf", "cmira tunes toward BLEU only"),
+                                    ("xbleu", "bleu:1,ter:-1", "xbleu tunes toward BLEU only"),
                                     ("lbmira", "ter", "lbmira tunes toward BLEU only"),
                                     ("mert", "ter:0.5", "its weight must be negative"),
                                     ("pro", "meteor", "unknown metric")]:
