@@ -27,6 +27,11 @@ hope and fear differ, a negligible difference); Chiang et al.'s ``pseudo-doc`` v
 :mod:`smtlib.bleu.variants` decays as BG <- gamma (BG + x), Algorithm 1 and Moses as
 BG <- gamma BG + x, which is what is done here.
 
+Other metrics (issue 25, ``smtlib tune kbmira --metric``): BLEU_bg(e) becomes the metric's score of
+BG + stats(e) over its own statistics (:func:`background_gain`), part by part for a mixture, each
+part scaled by its reference length in BG + e when ``bleu_scale="ref-length"``; for TER the gain is
+then minus the edits of BG + e.
+
 Sparse features: the pass runs in a numba kernel over the pool's dense matrix and its CSR sparse
 matrix directly (never densified), so memory is proportional to the non-zeros; the update touches
 only the two hypotheses' non-zeros and the average is kept lazily (w_avg = w - u / t with
