@@ -233,3 +233,26 @@ def test_binary_pool_keeps_metric_statistics(cli, tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append([line for line in out.read_text().splitlines() if not line.startswith("#")])
     assert outs[0] == outs[1]
+
+
+def test_rerank_and_kbest_stats_report_the_metrics(cli, tmp_path):
+    """``rerank --refs --metric`` prints ``smtlib score``'s numbers; ``kbest stats --metric`` adds the
+    1-best and (greedy) oracle scores, the oracle at least as good as the 1-best."""
+    import json
+
+    kbest, ref, init = write_small_files(tmp_path, sparse=False)
+    out = tmp_path / "1best"
+    r = cli("rerank", "--kbest", kbest, "--weights", init, "--refs", ref, "--out", out, "--metric", "chrf", "ter")
+    assert r.returncode == 0, r.stderr
+    score = cli("score", "--metric", "chrf", "ter", "--refs", ref, "--hyps", out, "--score-only")
+    want = [float(x) for x in score.stdout.split()]
+    got = {line.split(" = ")[0]: float(line.split(" = ")[1].split()[0]) for line in r.stderr.splitlines() if " = " in line}
+    assert got["chrF2"] == pytest.approx(want[0], abs=1e-4) and got["TER"] == pytest.approx(want[1], abs=1e-4)
+    r = cli("kbest", "stats", kbest, "--refs", ref, "--metric", "chrf", "ter")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["chrf_oracle"] >= info["chrf_1best_by_total"] and info["ter_oracle"] <= info["ter_1best_by_total"]
+    assert "tok:tercom" in info["ter_signature"]
+    for command in (("rerank", "--kbest", kbest, "--weights", init), ("kbest", "stats", kbest)):
+        r = cli(*command, "--metric", "ter")
+        assert r.returncode == 2 and "--metric needs --refs" in r.stderr

@@ -61,7 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
     add_refs_prefix_option(stats)
     add_dialect_option(stats)
+    stats.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
+                       help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
     add_bleu_options(stats)
+    add_ter_options(stats)
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
     add.add_argument("--pool", help="the pool to extend (absent: start an empty one)")
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
@@ -141,6 +144,18 @@ def run(args: argparse.Namespace) -> int:
         info["bleu_1best_by_total"] = 100 * corpus_bleu(one_best_lines(pool.texts, first), references, settings)
         info["bleu_oracle"] = 100 * corpus_bleu(one_best_lines(pool.texts, oracle), references, settings)
         info["signature"] = str(BleuSignature(settings, len(references)))
+        for name in args.metric:
+            from smtlib.kbest.oracle import metric_oracle_indices
+
+            metric = get_metric(name, metric_options(args))
+            rows = pool.metric_stats(metric, references)
+            oracle = metric_oracle_indices(metric, rows, pool.offsets)
+            ids = np.arange(len(references[0]))
+            for what, chosen in (("1best_by_total", first), ("oracle", oracle)):
+                info[f"{name}_{what}"] = 100 * metric.corpus(metric.stats(one_best_lines(pool.texts, chosen), ids, references))
+            info[f"{name}_signature"] = metric.signature(len(references))
+    elif args.metric:
+        raise InputError("--metric needs --refs")
     print(json.dumps(info, indent=1))
     return 0
 
