@@ -118,8 +118,10 @@ def metric_from_sums(sums: np.ndarray, spec: np.ndarray) -> float:
             value = part[0]
         elif kind == KIND_CHRF:
             value = chrf_from_sums(part, spec[p, 4])
-        else:
+        elif kind == KIND_TER:
             value = ter_from_sums(part)
+        else:
+            value = np.nan  # not a kind: a NaN score is never chosen
         total += spec[p, 3] * value
     return total
 
