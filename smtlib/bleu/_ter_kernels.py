@@ -54,20 +54,28 @@ def _band(i, n, m, ratio, beam):
 
 
 @numba.njit(cache=True)
-def _fill_rows(words, n, ref, m, cost, ops, start, ratio, beam, with_ops):
-    """Rows ``start+1 .. n`` of the banded edit-distance matrix (rows ``0 .. start`` are valid)."""
+def _fill_rows(words, n, ref, m, cost, ops, start, ratio, beam, with_ops, bound):
+    """Rows ``start+1 .. n`` of the banded edit-distance matrix (rows ``0 .. start`` are valid).
+
+    Returns False as soon as a row's smallest cost exceeds ``bound`` (the final distance is at
+    least the smallest cost of every row: a path crosses each row, and costs never decrease along
+    it), True when the last row is done.
+    """
     for i in range(start + 1, n + 1):
-        for j in range(m + 1):
-            cost[i, j] = INF
         lo, hi = _band(i, n, m, ratio, beam)
+        if lo > 0 or hi < m + 1:  # cells outside the band stay infinite
+            for j in range(m + 1):
+                cost[i, j] = INF
         w = words[i - 1]
+        smallest = INF
         for j in range(lo, hi):
             if j == 0:
                 cost[i, 0] = cost[i - 1, 0] + 1
                 if with_ops:
                     ops[i, 0] = _DEL
+                smallest = min(smallest, cost[i, 0])
                 continue
-            best = cost[i, j]
+            best = INF
             op = -1
             if ref[j - 1] == w:
                 c = cost[i - 1, j - 1]
@@ -86,6 +94,10 @@ def _fill_rows(words, n, ref, m, cost, ops, start, ratio, beam, with_ops):
             cost[i, j] = best
             if with_ops and op >= 0:
                 ops[i, j] = op
+            smallest = min(smallest, best)
+        if smallest > bound:
+            return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -179,7 +191,7 @@ def ter_edits(hyp, ref, work):
     shifts = 0
     checked = 0
     while True:
-        _fill_rows(words, n, ref, m, cost, ops, valid, ratio, beam, True)
+        _fill_rows(words, n, ref, m, cost, ops, valid, ratio, beam, True, INF)
         valid = n
         distance = cost[n, m]
         _alignment(ops, n, m, trace, align, hyp_err, ref_err)
@@ -213,8 +225,11 @@ def ter_edits(hyp, ref, work):
                             keep = min(sh, target)
                             for j in range(m + 1):  # the shared prefix's last row; the rows after it are new
                                 cand_cost[keep, j] = cost[keep, j]
-                            _fill_rows(cand, n, ref, m, cand_cost, ops, keep, ratio, beam, False)
-                            gain = distance - cand_cost[n, m]
+                            # a candidate matters only if its gain can reach the best so far (ties are
+                            # broken by position) and is positive (else no shift is made this round)
+                            bound = distance - (max(best_gain, 1) if found else 1)
+                            done = _fill_rows(cand, n, ref, m, cand_cost, ops, keep, ratio, beam, False, bound)
+                            gain = distance - cand_cost[n, m] if done else -INF
                             checked += 1
                             better = not found
                             if not better:
