@@ -269,3 +269,19 @@ def test_score_cli_bad_inputs(cli, tmp_path):
         r = cli("score", *args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert message in r.stderr and len(r.stderr.strip().splitlines()) >= 1
+
+
+@pytest.mark.data
+def test_compare_ter_column_is_multevals(cli, shared_data):
+    """``smtlib compare --metrics ter``: MultEval's README table's TER column (tercom, Java) on its
+    example data, to its rounding: baseline 65.7 (0.4/0.2/-), system 1 64.8 (0.4/0.6/0.00)."""
+    base = shared_data / "multeval-example"
+    hyps = {s: [str(base / f"hyps.lc.tok.en.{s}.opt{r}.gz") for r in range(3)] for s in ("baseline", "sys1")}
+    r = cli("compare", "--refs", base / "refs.test2010.lc.tok.en.0.gz", "--tokenize", "none", "--baseline",
+            *hyps["baseline"], "--system", "system 1=" + ",".join(hyps["sys1"]), "--metrics", "ter", "chrf",
+            "--ar-shuffles", "1000", "--boot-samples", "1000")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].split()[1:3] == ["65.7", "(0.4/0.2/-)"]
+    assert lines[2].split()[2:4] == ["64.8", "(0.4/0.6/0.00)"]
+    assert "signature TER: nrefs:1|case:lc|tok:tercom" in r.stdout and "signature chrF2:" in r.stdout
