@@ -23,6 +23,9 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from _inputs import SHARED_DATA  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
 from smtlib.bleu.metrics import MetricOptions, get_metric, parse_mixture  # noqa: E402
 from smtlib.bleu.stats import BleuSettings  # noqa: E402
@@ -30,13 +33,12 @@ from smtlib.cli.common import one_best_lines  # noqa: E402
 from smtlib.kbest.pool import read_pool  # noqa: E402
 from smtlib.tuners.registry import get_tuner_class  # noqa: E402
 
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 METRICS = ("bleu", "chrf", "ter")
 OPTIONS = MetricOptions(bleu=BleuSettings(tokenize="none"))
 
 
 def halves(tmp: pathlib.Path):
-    base = SHARED / "moses-mert-nbest" / "test_scorer_data"
+    base = SHARED_DATA / "moses-mert-nbest" / "test_scorer_data"
     with gzip.open(base / "reference.txt.gz", "rt", encoding="utf-8") as fh:
         refs = [line.rstrip("\n").lower() for _, line in zip(range(100), fh, strict=False)]
     with gzip.open(base / "nbest.out.gz", "rt", encoding="utf-8") as fh:
@@ -66,8 +68,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    if not SHARED.is_dir():
-        sys.exit("needs ../shared/data (Moses's test_scorer_data)")
+    if not (SHARED_DATA / "moses-mert-nbest" / "test_scorer_data").is_dir():
+        sys.exit(f"needs Moses's test_scorer_data in {SHARED_DATA} (set SMTLIB_SHARED_DATA to the shared data directory)")
     with tempfile.TemporaryDirectory() as tmp:
         data = halves(pathlib.Path(tmp))
     tune_pool, tune_refs = data["tune"]
