@@ -329,7 +329,7 @@ def test_weights_round_trip_through_moses_old_regression_ini(cli, shared_data, t
 SPHINX = ("`", ":mod:", ":func:", ":class:", ":meth:", ":data:")
 
 
-@pytest.mark.parametrize("command", ["bleu", "kbest", "tune", "rerank", "weights", "train", "decode", "data", "sgd",
+@pytest.mark.parametrize("command", ["bleu", "score", "kbest", "tune", "rerank", "weights", "train", "decode", "data", "sgd",
                                      "report"])
 def test_command_help_is_plain_text(command, capsys):
     """Issue 28: `smtlib CMD --help` printed the module docstring with its Sphinx markup."""

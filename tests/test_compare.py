@@ -16,6 +16,7 @@ import pytest
 from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.bleu.randomization import paired_randomization
 from smtlib.bleu.replicas import (
+    DEFAULT_METRICS,
     METRICS,
     Layout,
     SystemResult,
@@ -292,7 +293,7 @@ def test_outputs_are_written_atomically(synthetic, cli, tmp_path):
                "--system", f"g={synthetic['good0']}", "--tsv", tsv, "--latex", tex, "--ar-shuffles", "200")
     assert good.returncode == 0, good.stderr
     assert tsv.read_text().startswith("system\tmetric\tn\tmean\ts_sel\ts_opt\tp\treplicas\n")
-    assert tex.read_text().count("\\hline") == 2 + len(METRICS) and "\\end{tabular}" in tex.read_text()
+    assert tex.read_text().count("\\hline") == 2 + len(DEFAULT_METRICS) and "\\end{tabular}" in tex.read_text()
     assert sorted(os.listdir(tsv.parent)) == ["t.tex", "t.tsv"]
     assert "g " in good.stdout and "-)" in good.stdout  # one replica: s_opt is undefined
 

@@ -7,6 +7,9 @@ The statistics vector of one hypothesis (see :mod:`smtlib.bleu.stats`) is the on
 ``m_n`` are clipped n-gram matches against the references, ``t_n`` hypothesis n-gram counts and
 ``ref_len`` the effective reference length (closest, shortest or average rule). Corpus BLEU sums
 the vectors; every sentence-level variant (:mod:`smtlib.bleu.variants`) transforms them.
+
+chrF / chrF++ (:mod:`smtlib.bleu.chrf`) and TER (:mod:`smtlib.bleu.ter`) have their own statistics
+in the same style; :mod:`smtlib.bleu.metrics` puts the four behind one interface and mixes them.
 """
 
 from smtlib._lazy import lazy_exports
@@ -18,6 +21,9 @@ _EXPORTS = {
         "smtlib.bleu.stats",
     ),
     **dict.fromkeys(("VARIANTS", "get_variant"), "smtlib.bleu.variants"),
+    **dict.fromkeys(("ChrfSettings", "compute_chrf_stats", "chrf_from_stats", "corpus_chrf"), "smtlib.bleu.chrf"),
+    **dict.fromkeys(("TerSettings", "compute_ter_stats", "ter_from_stats", "corpus_ter"), "smtlib.bleu.ter"),
+    **dict.fromkeys(("METRICS", "get_metric", "parse_mixture"), "smtlib.bleu.metrics"),
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = sorted(_EXPORTS)

@@ -23,6 +23,8 @@ import collections
 import os
 from collections.abc import Sequence
 
+import numpy as np
+
 from smtlib.errors import InputError
 from smtlib.io import read_lines
 
@@ -115,3 +117,21 @@ def references_for_pool(
             f"has {n_lines} lines but {what} has {n_sentences} sentences{ids}: give one reference line per sentence, "
             f"or {REFS_PREFIX_OPTION} to score only the first {n_sentences} lines", paths[0], n_sentences + 1)
     return [list(ref[:n_sentences]) for ref in references]
+
+
+def check_sentence_ids(sentence_ids, hypotheses, references) -> tuple[np.ndarray, int]:
+    """The checks every statistics function makes: equal reference sets, one sentence id per
+    hypothesis, each with a reference line. Returns (sentence ids as int64, number of sentences)."""
+    if not references:
+        raise InputError("no references given")
+    n_sent = len(references[0])
+    for r, ref_set in enumerate(references):
+        if len(ref_set) != n_sent:
+            raise InputError(f"reference set {r + 1} has {len(ref_set)} segments, the first has {n_sent}")
+    sentence_ids = np.asarray(sentence_ids, dtype=np.int64)
+    if len(sentence_ids) != len(hypotheses):
+        raise InputError(f"{len(hypotheses)} hypotheses but {len(sentence_ids)} sentence ids")
+    if len(sentence_ids) and (sentence_ids.min() < 0 or sentence_ids.max() >= n_sent):
+        bad = int(sentence_ids.max() if sentence_ids.max() >= n_sent else sentence_ids.min())
+        raise InputError(f"sentence id {bad} has no reference (references have {n_sent} segments)")
+    return sentence_ids, n_sent

@@ -28,9 +28,10 @@ p
 Metrics (:data:`METRICS`) score summed additive per-sentence statistics (:data:`STATISTICS`): BLEU
 (:func:`smtlib.bleu.corpus.bleu_from_stats`, sacrebleu's) and the length ratio (hypothesis length
 over effective reference length, MultEval's ``Length``), both from the BLEU statistics row. A metric
-with other additive statistics (chrF, TER) is one :data:`STATISTICS` entry for its rows and one
-:data:`METRICS` entry for its score; statistics shared by several metrics are computed once and every
-metric sees the same bootstrap resamples and shuffles. Scores are 0-1 here (the length ratio is the
+with other additive statistics is one :data:`STATISTICS` entry for its rows and one :data:`METRICS`
+entry for its score, as chrF, chrF++ and TER are (issue 25; :mod:`smtlib.bleu.metrics`, sacrebleu's
+scores; TER, like MultEval's, lower is better); statistics shared by several metrics are computed
+once and every metric sees the same bootstrap resamples and shuffles. Scores are 0-1 here (the length ratio is the
 ratio), 0-100 when printed.
 
 Deviations from MultEval (``jhclark/multeval``, read at its ``StratifiedApproximateRandomizationTest``,
@@ -89,8 +90,40 @@ def length_ratio(stats: np.ndarray) -> float:
     return float(stats[HYP_LEN]) / float(stats[REF_LEN]) if stats[REF_LEN] > 0 else float("nan")
 
 
+def _metric_rows(name: str) -> Callable[[Sequence[str], Sequence[Sequence[str]], BleuSettings], np.ndarray]:
+    """Rows of a metric of :mod:`smtlib.bleu.metrics` (issue 25): chrF takes the case setting
+    (``--lowercase``), TER sacrebleu's defaults (it lowercases)."""
+
+    def rows(hypotheses, references, settings: BleuSettings) -> np.ndarray:
+        from smtlib.bleu.metrics import MetricOptions, get_metric
+
+        metric = get_metric(name, MetricOptions(bleu=settings, lowercase=settings.lowercase))
+        return metric.stats(hypotheses, np.arange(len(hypotheses)), references)
+
+    return rows
+
+
+def _metric_score(name: str) -> Callable[[np.ndarray], float]:
+    """The corpus score of a summed row of metric ``name`` (its settings do not change the formula)."""
+    metric = []
+
+    def score(row: np.ndarray) -> float:
+        if not metric:
+            from smtlib.bleu.metrics import get_metric
+
+            metric.append(get_metric(name))
+        return metric[0].corpus(row)
+
+    return score
+
+
 #: name -> per-sentence additive statistics
-STATISTICS: dict[str, Statistics] = {"bleu": Statistics(STATS_WIDTH, _bleu_rows)}
+STATISTICS: dict[str, Statistics] = {
+    "bleu": Statistics(STATS_WIDTH, _bleu_rows),
+    "chrf": Statistics(18, _metric_rows("chrf")),
+    "chrf++": Statistics(24, _metric_rows("chrf++")),
+    "ter": Statistics(2, _metric_rows("ter")),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +152,12 @@ class ReplicaMetric:
 METRICS: dict[str, ReplicaMetric] = {
     "bleu": ReplicaMetric("BLEU", "bleu", bleu_from_stats),
     "length": ReplicaMetric("Length", "bleu", length_ratio, None),
+    "chrf": ReplicaMetric("chrF", "chrf", _metric_score("chrf")),
+    "chrf++": ReplicaMetric("chrF++", "chrf++", _metric_score("chrf++")),
+    "ter": ReplicaMetric("TER", "ter", _metric_score("ter"), False),
 }
+#: the metrics ``smtlib compare`` shows by default (MultEval's BLEU and Length)
+DEFAULT_METRICS = ("bleu", "length")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,7 @@ from smtlib.errors import InputError, TuningError
 #: sub-command name -> (module, one-line help). A new command is one module plus one line here.
 COMMANDS: dict[str, tuple[str, str]] = {
     "bleu": ("smtlib.cli.bleu", "corpus BLEU (equal to sacrebleu's) and sentence-level BLEU variants"),
+    "score": ("smtlib.cli.score", "corpus or sentence BLEU, chrF, chrF++ or TER, equal to sacrebleu's"),
     "kbest": ("smtlib.cli.kbest", "merge, convert and describe Moses n-best lists"),
     "tune": ("smtlib.cli.tune", "run one optimizer step on a k-best pool"),
     "rerank": ("smtlib.cli.rerank", "the 1-best of each sentence of a k-best pool under given weights"),

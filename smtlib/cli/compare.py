@@ -32,7 +32,15 @@ import os
 
 from smtlib.bleu.randomization import TIES
 from smtlib.bleu.references import read_references
-from smtlib.bleu.replicas import METRICS, Layout, compare_systems, format_latex, format_text, format_tsv
+from smtlib.bleu.replicas import (
+    DEFAULT_METRICS,
+    METRICS,
+    Layout,
+    compare_systems,
+    format_latex,
+    format_text,
+    format_tsv,
+)
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import add_bleu_options, bleu_settings
 from smtlib.errors import InputError
@@ -46,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system", "-H", action="append", default=[], metavar="NAME=HYP,HYP,...",
                         help="a system's name and its replica outputs, comma-separated, in the baseline's replica order "
                              "(repeat for several systems)")
-    parser.add_argument("--metrics", nargs="+", default=list(METRICS), choices=list(METRICS),
-                        help=f"metrics, in table order (default: {' '.join(METRICS)})")
+    parser.add_argument("--metrics", nargs="+", default=list(DEFAULT_METRICS), choices=list(METRICS),
+                        help=f"metrics, in table order, of {', '.join(METRICS)} (default: {' '.join(DEFAULT_METRICS)})")
     parser.add_argument("--ar-shuffles", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
     parser.add_argument("--boot-samples", type=int, default=1000, help="bootstrap resamples for s_sel (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
@@ -125,4 +133,9 @@ def run(args: argparse.Namespace) -> int:
             out.write(format_latex(results, layout, note=f"smtlib compare; {signature}"))
     print(format_text(results, layout), end="")
     print(f"signature: {signature}")
+    from smtlib.bleu.metrics import MetricOptions, get_metric
+
+    for name in dict.fromkeys(m for m in layout.metrics if m not in ("bleu", "length")):
+        metric = get_metric(name, MetricOptions(bleu=settings, lowercase=settings.lowercase))
+        print(f"signature {metric.label}: {metric.signature(len(references))}")
     return 0

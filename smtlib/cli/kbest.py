@@ -8,8 +8,8 @@
                                              and oracle BLEU of the pool (JSON)
   smtlib kbest add [--pool PREV] --kbest NEW [NEW ...] --refs R --out NEXT
                                              binary pool NEXT = PREV + the new lists, with BLEU
-                                             statistics (format: smtlib.kbest.store); what
-                                             `smtlib tune --pool` reads
+                                             statistics (format: smtlib.kbest.store; --metric chrf
+                                             ter keeps theirs too); what `smtlib tune --pool` reads
   smtlib kbest slice --ids IDS [--kbest IN OUT] [--lines IN OUT] [--lattice IN OUT]
                                              keep the sentences of IDS, renumbered 0, 1, ...
                                              (a dev sub-sample's share of a full-dev decode)
@@ -28,6 +28,7 @@ import json
 import numpy as np
 
 from smtlib.bleu.corpus import corpus_bleu
+from smtlib.bleu.metrics import METRICS, get_metric
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import (
@@ -39,6 +40,7 @@ from smtlib.cli.common import (
     pool_references,
     pool_references_function,
 )
+from smtlib.cli.score import add_ter_options, metric_options
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
@@ -59,14 +61,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
     add_refs_prefix_option(stats)
     add_dialect_option(stats)
+    stats.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
+                       help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
     add_bleu_options(stats)
+    add_ter_options(stats)
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
     add.add_argument("--pool", help="the pool to extend (absent: start an empty one)")
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
     add.add_argument("--refs", "-r", nargs="+", required=True, help="reference files of the BLEU statistics")
     add.add_argument("--out", "-o", required=True, help="the new pool (binary, written atomically)")
     add_refs_prefix_option(add, "the largest sentence id + 1 of the pool and the new lists")
+    add.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
+                     help="also keep the statistics of these metrics (chrf, chrf++, ter), for smtlib tune --metric; "
+                          "a pool keeps those it has")
     add_bleu_options(add)
+    add_ter_options(add)
     cut = sub.add_parser("slice", help="keep the sentences listed in an ids file, renumbered from 0")
     cut.add_argument("--ids", required=True, help="0-based sentence ids to keep, one per line, in output order")
     cut.add_argument("--kbest", nargs=2, metavar=("IN", "OUT"), help="a k-best list")
@@ -135,6 +144,18 @@ def run(args: argparse.Namespace) -> int:
         info["bleu_1best_by_total"] = 100 * corpus_bleu(one_best_lines(pool.texts, first), references, settings)
         info["bleu_oracle"] = 100 * corpus_bleu(one_best_lines(pool.texts, oracle), references, settings)
         info["signature"] = str(BleuSignature(settings, len(references)))
+        for name in args.metric:
+            from smtlib.kbest.oracle import metric_oracle_indices
+
+            metric = get_metric(name, metric_options(args))
+            rows = pool.metric_stats(metric, references)
+            oracle = metric_oracle_indices(metric, rows, pool.offsets)
+            ids = np.arange(len(references[0]))
+            for what, chosen in (("1best_by_total", first), ("oracle", oracle)):
+                info[f"{name}_{what}"] = 100 * metric.corpus(metric.stats(one_best_lines(pool.texts, chosen), ids, references))
+            info[f"{name}_signature"] = metric.signature(len(references))
+    elif args.metric:
+        raise InputError("--metric needs --refs")
     print(json.dumps(info, indent=1))
     return 0
 
@@ -145,12 +166,14 @@ def _add(args: argparse.Namespace) -> int:
     from smtlib.kbest.store import add_kbest
 
     references = read_references(args.refs)
+    metrics = [get_metric(name, metric_options(args)) for name in args.metric]
     stored = add_kbest(args.pool, args.kbest, references, bleu_settings(args), args.out,
-                       fit_references=pool_references_function(args, references))
+                       fit_references=pool_references_function(args, references), metrics=metrics)
     for added in stored.files[-len(args.kbest):]:
         print(f"kbest add: {added['path']}: {added['lines']} lines, {added['added']} new hypotheses", file=sys.stderr)
+    kept = "".join(f", {m.name}" for m in stored.metrics)
     print(f"kbest add: pool of {stored.n_hypotheses} hypotheses over {stored.n_sentences} sentences "
-          f"({stored.duplicates_dropped} duplicates dropped) -> {args.out}", file=sys.stderr)
+          f"({stored.duplicates_dropped} duplicates dropped; statistics of bleu{kept}) -> {args.out}", file=sys.stderr)
     return 0
 
 

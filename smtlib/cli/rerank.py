@@ -5,7 +5,8 @@ without hypotheses gives an empty line). References with more lines than that ar
 ``--refs-prefix`` asks to score their first lines only (the lines left out are counted on stderr). Ties go to
 the hypothesis that appears first. The weights' names are checked against the pool
 (:func:`smtlib.weights.check_weight_names`). With ``--refs`` the corpus BLEU of exactly the lines
-written is printed on stderr with its signature: the number ``smtlib bleu`` gives on the output.
+written is printed on stderr with its signature: the number ``smtlib bleu`` gives on the output;
+``--metric chrf ter`` adds those metrics' scores (``smtlib score``'s numbers), one line each.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from smtlib.bleu.corpus import corpus_bleu
+from smtlib.bleu.metrics import METRICS, get_metric
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import (
@@ -24,6 +28,8 @@ from smtlib.cli.common import (
     one_best_lines,
     pool_references,
 )
+from smtlib.cli.score import add_ter_options, metric_options
+from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import read_pool
 from smtlib.weights import check_weight_names, read_weights
@@ -36,10 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", nargs="+", help="references: print the corpus BLEU of the 1-best on stderr")
     add_refs_prefix_option(parser)
     add_dialect_option(parser)
+    parser.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
+                        help="with --refs, also print these metrics' corpus scores (chrf, chrf++, ter)")
     add_bleu_options(parser)
+    add_ter_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.metric and not args.refs:
+        raise InputError("--metric needs --refs")
     references = read_references(args.refs) if args.refs else None
     pool = read_pool(args.kbest, n_sentences=len(references[0]) if references else None, dialect=args.dialect,
                      references=args.refs[0] if args.refs else None)
@@ -56,4 +67,9 @@ def run(args: argparse.Namespace) -> int:
         settings = bleu_settings(args)
         score = corpus_bleu(lines, references, settings)
         print(f"BLEU = {100 * score:.4f} ({BleuSignature(settings, len(references))})", file=sys.stderr)
+        ids = np.arange(len(lines))
+        for name in args.metric:
+            metric = get_metric(name, metric_options(args))
+            value = metric.corpus(metric.stats(lines, ids, references))
+            print(f"{metric.label} = {100 * value:.4f} ({metric.signature(len(references))})", file=sys.stderr)
     return 0

@@ -42,9 +42,10 @@ from smtlib.cli.common import (
     parse_assignments,
     pool_references,
 )
+from smtlib.cli.score import add_ter_options, metric_options
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
-from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners, summary
+from smtlib.tuners.registry import check_metric, get_tuner_class, input_kind, list_tuners, metrics, summary
 from smtlib.weights import check_weight_names, read_weights, write_weights
 
 if TYPE_CHECKING:
@@ -72,8 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines (epoch/iteration/restart and objective, at most one a second) on stderr")
+    parser.add_argument("--metric", default="bleu", metavar="METRIC",
+                        help="what to tune toward (issue 25): bleu (default), chrf, chrf++, ter, or a weighted "
+                             "mixture NAME:WEIGHT,... such as bleu:0.5,ter:-0.5 (Moses's interpolated scorer; TER "
+                             "takes a negative weight); smtlib tune --list shows which methods take which")
     add_dialect_option(parser)
     add_bleu_options(parser)
+    add_ter_options(parser)
     tune_lattice.add_arguments(parser)
 
 
@@ -149,7 +155,9 @@ def prepare_parser(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     reads = {"kbest": "a k-best pool (--kbest files or a binary --pool) and its references",
              "lattice": "this iteration's lattices (--lattice), earlier iterations' paths (--kbest) and the references",
              "online": "the model and the dev source (--model, --source); decodes in the loop"}[kind]
-    parser.description = (f"{method}: {summary(method)}\n\nReads {reads}.\n\n"
+    takes = metrics(method)
+    takes_text = f"{', '.join(takes)} and their mixtures" if len(takes) > 1 else f"{takes[0]} only"
+    parser.description = (f"{method}: {summary(method)}\n\nReads {reads}.\nTunes toward (--metric): {takes_text}.\n\n"
                           f"Settings (--set KEY=VALUE; also smtlib tune {method} --help-params), with their defaults:\n"
                           f"{settings}")
 
@@ -175,7 +183,9 @@ def _read_pool(args: argparse.Namespace, references, settings) -> tuple[KBestPoo
 def run(args: argparse.Namespace) -> int:
     if args.list:
         for name in list_tuners():
-            print(f"{name}\t{summary(name)}")
+            takes = metrics(name)
+            mixtures = " and their mixtures" if len(takes) > 1 else ""
+            print(f"{name}\t{summary(name)}\tmetrics: {' '.join(takes)}{mixtures}")
         return 0
     if not args.method:
         raise InputError("a METHOD is required (smtlib tune --list names them)")
@@ -184,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
         for key, value in cls.defaults.items():
             print(f"{key}={value}")
         return 0
+    from smtlib.bleu.metrics import parse_mixture
+
+    mixture = parse_mixture(args.metric, metric_options(args))
+    check_metric(args.method, mixture.names)
     if input_kind(args.method) != "kbest":  # lattice tuners, online MIRA
         return tune_lattice.run(cls, args)
     for option in tune_lattice.REQUIRED["kbest"]:
@@ -202,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
     init_weights = read_weights(args.init)
     check_weight_names(init_weights, pool.dense_names, sparse_names=pool.sparse_names, what="the k-best pool")
     init = pool.weight_vector(init_weights)
-    result = tuner(pool, init)
+    metric = None if mixture.is_bleu else tuner.corpus_metric(mixture, pool.metric_stats(mixture, references))
+    result = tuner(pool, init, metric)
     out = dict(zip(pool.feature_names, map(float, result.weights), strict=True))
     for name, value in init_weights.items():
         out.setdefault(name, value)
@@ -212,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
     info = {"method": args.method, "seed": args.seed, "params": tuner.params, "pool_bleu_init": 100 * before,
             "pool_bleu_out": 100 * after, "hypotheses": pool.n_hypotheses, **result.info}
     header = f"smtlib tune {args.method} seed={args.seed} pool BLEU {100 * before:.2f} -> {100 * after:.2f} ({BleuSignature(settings, len(references))})"
+    if not mixture.is_bleu:
+        header += f"; tuned toward {mixture.text}:" + _metric_report(mixture, pool, init, result.weights, references, info)
     write_weights(args.out, out, header=header)
     if args.info:
         from smtlib.io import atomic_output
@@ -220,3 +237,18 @@ def run(args: argparse.Namespace) -> int:
             json.dump(info, fh, indent=1, default=str)
     print(header, file=sys.stderr)
     return 0
+
+
+def _metric_report(mixture, pool: KBestPool, init, weights, references, info: dict) -> str:
+    """The 1-best pool score of each metric of ``mixture`` before and after (sacrebleu's, on the lines
+    ``smtlib rerank`` would write), added to ``info``; the text for the header line."""
+    import numpy as np
+
+    texts = [one_best_lines(pool.texts, pool.best_indices(w)) for w in (init, weights)]
+    ids = np.arange(len(references[0]))
+    parts = []
+    for metric, _ in mixture.parts:
+        before, after = (100 * metric.corpus(metric.stats(t, ids, references)) for t in texts)
+        info[f"pool_{metric.name}_init"], info[f"pool_{metric.name}_out"] = before, after
+        parts.append(f" pool {metric.label} {before:.2f} -> {after:.2f} ({metric.signature(len(references))})")
+    return ";".join(parts)

@@ -4,6 +4,8 @@ Corpus BLEU does not decompose over sentences, so the exact oracle is intractabl
 use the usual greedy coordinate ascent (as in Moses's and cdec's oracle tools): start from the
 best hypothesis per sentence by sentence-level BLEU+1, then repeatedly replace each sentence's
 choice by the one that maximises corpus BLEU with the others fixed, until no change.
+:func:`metric_oracle_indices` does the same for chrF, chrF++ and TER (issue 25), from their
+sentence scores.
 """
 
 from __future__ import annotations
@@ -32,6 +34,33 @@ def oracle_indices(stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) 
             base = total - stats[choice[s]]
             candidates = base[None, :] + stats[lo:hi]
             scores = np.array([bleu_from_stats(row, smooth_method="none") for row in candidates])
+            best = lo + int(np.argmax(scores))
+            if best != choice[s] and scores[best - lo] > scores[choice[s] - lo]:
+                choice[s] = best
+                total = base + stats[best]
+                changed = True
+        if not changed:
+            break
+    return choice
+
+
+def metric_oracle_indices(metric, stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) -> np.ndarray:
+    """:func:`oracle_indices` for a metric of :mod:`smtlib.bleu.metrics` (higher chrF, lower TER):
+    start from the best sentence score, then the same greedy corpus ascent on summed statistics."""
+    sign = 1.0 if metric.higher_is_better else -1.0
+    choice = argmax_per_sentence(sign * metric.sentence(stats), offsets)
+    present = choice >= 0
+    if not present.any():
+        return choice
+    total = stats[choice[present]].sum(axis=0)
+    for _ in range(max_passes):
+        changed = False
+        for s in np.flatnonzero(present):
+            lo, hi = offsets[s], offsets[s + 1]
+            if hi - lo < 2:
+                continue
+            base = total - stats[choice[s]]
+            scores = sign * metric.sentence(base[None, :] + stats[lo:hi])  # the corpus score of each choice
             best = lo + int(np.argmax(scores))
             if best != choice[s] and scores[best - lo] > scores[choice[s] - lo]:
                 choice[s] = best

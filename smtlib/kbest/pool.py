@@ -57,6 +57,8 @@ class KBestPool:
     #: (part of what makes two rows duplicates; :mod:`smtlib.kbest.store` keeps them). None: unknown.
     layouts: tuple[tuple[FeatureGroup, ...], ...] | None = None
     row_layouts: np.ndarray | None = None
+    #: statistics of other metrics (issue 25), by metric (:mod:`smtlib.bleu.metrics`), see :meth:`metric_stats`
+    other_stats: dict = dataclasses.field(default_factory=dict, repr=False)
 
     # -- shape ------------------------------------------------------------------------------------
     @property
@@ -134,6 +136,27 @@ class KBestPool:
         self.stats = compute_stats(self.texts, self.sentence_index, references, settings)
         self.stats_settings = settings
         return self.stats
+
+    def metric_stats(self, metric, references: Sequence[Sequence[str]]) -> np.ndarray:
+        """Compute (or return the cached) statistics of any metric of :mod:`smtlib.bleu.metrics`
+        (a ``Metric``, or a ``Mixture``: its parts' statistics side by side) against ``references``.
+
+        Like :meth:`compute_stats`, each metric's rows are computed once per pool and settings (BLEU's
+        are :attr:`stats` when the settings agree) and assume the same references on every call.
+        """
+        parts = getattr(metric, "parts", None)
+        if parts is not None:
+            return np.hstack([self.metric_stats(m, references) for m, _ in parts])
+        if metric.name == "bleu":
+            return self.compute_stats(references, metric.settings)
+        cached = self.other_stats.get(metric)
+        if cached is not None and len(cached) == self.n_hypotheses:
+            return cached
+        n_refs = len(references[0]) if references else 0
+        if self.n_sentences > n_refs:
+            raise InputError(f"k-best pool has sentence id {self.n_sentences - 1} but the references have {n_refs} segments")
+        self.other_stats[metric] = metric.stats(self.texts, self.sentence_index, references)
+        return self.other_stats[metric]
 
     def pad_sentences(self, n_sentences: int) -> None:
         """Extend the id range to ``n_sentences`` (ids without hypotheses get empty ranges)."""

@@ -48,7 +48,16 @@ array              dtype       content
 ``extra_offsets``  int64       (N+1,) like ``text_offsets``, for those fields (empty when absent)
 ``extra_bytes``    uint8       like ``text_bytes``
 ``stats``          float64     (N, 10) BLEU statistics (layout of :mod:`smtlib.bleu.stats`)
+``stats:NAME``     float64     (N, W) statistics of metric NAME (issue 25; only those the header's
+                               ``metrics`` lists)
 =================  ==========  ==============================================================
+
+Other metrics (issue 25). The optional header key ``metrics`` lists ``{"name", "settings"}`` of the
+metrics of :mod:`smtlib.bleu.metrics` whose statistics the pool keeps besides BLEU's (``smtlib
+kbest add --metric chrf ter``), one array ``stats:NAME`` each, computed against the same references
+as BLEU's and kept up to date by every later :func:`add_kbest` (a metric asked for that an earlier
+pool lacks is computed for its rows then). A pool without the key is a pool of BLEU statistics
+only, as before; tuning toward another metric then computes its statistics in memory.
 
 Files are written atomically (:func:`smtlib.io.atomic_output`); reading one copies each array
 into its own numpy array (no memory map), so a pool behaves like one read from text.
@@ -228,6 +237,8 @@ class StoredPool:
     arrays: dict[str, np.ndarray]
     duplicates_dropped: int = 0
     files: list[dict] = dataclasses.field(default_factory=list)
+    #: metrics besides BLEU whose statistics are kept (arrays ``stats:NAME``), see the module docstring
+    metrics: tuple = ()
 
     @property
     def n_sentences(self) -> int:
@@ -263,6 +274,8 @@ class StoredPool:
             "row_hash": ROW_HASH,
             "duplicates_dropped": self.duplicates_dropped,
             "files": self.files,
+            **({"metrics": [{"name": m.name, "settings": dataclasses.asdict(m.settings)} for m in self.metrics]}
+               if self.metrics else {}),
         }
 
     def to_kbest_pool(self) -> KBestPool:
@@ -293,7 +306,23 @@ class StoredPool:
             row_layouts=a["row_layout"].astype(np.int64),
         )
         pool.duplicates_dropped = self.duplicates_dropped  # type: ignore[attr-defined]
+        for metric in self.metrics:
+            pool.other_stats[metric] = a[metric_array(metric)]
         return pool
+
+
+def metric_array(metric) -> str:
+    """The array name of a metric's statistics in a stored pool (``stats:ter``)."""
+    return f"stats:{metric.name}"
+
+
+def _metric_from_header(entry: dict, path):
+    from smtlib.bleu.metrics import METRICS
+
+    cls = METRICS.get(entry.get("name"))
+    if cls is None:
+        raise InputError(f"pool header names an unknown metric {entry.get('name')!r}", path)
+    return cls(type(cls().settings)(**entry["settings"]))
 
 
 def _check_same_scoring(stored: StoredPool, references: dict, settings: BleuSettings, path) -> None:
@@ -316,7 +345,8 @@ def write_stored(stored: StoredPool, path: str | os.PathLike) -> None:
     header = stored.header()
     arrays = {}
     specs = {}
-    for name, dtype in _ARRAYS.items():
+    names = {**_ARRAYS, **{metric_array(m): "<f8" for m in stored.metrics}}
+    for name, dtype in names.items():
         arr = np.ascontiguousarray(stored.arrays[name], dtype=np.dtype(dtype))
         arrays[name] = arr
         specs[name] = {"dtype": dtype, "shape": list(arr.shape), "offset": 0}
@@ -372,7 +402,10 @@ def read_stored(path: str | os.PathLike) -> StoredPool:
         if header.get("format") != FORMAT or header.get("row_hash") != ROW_HASH:
             raise InputError(f"pool format {header.get('format')!r} / {header.get('row_hash')!r}, expected {FORMAT!r}", path)
         arrays = {}
-        for name, dtype in _ARRAYS.items():
+        metrics = tuple(_metric_from_header(entry, path) for entry in header.get("metrics", []))
+        for name in [*_ARRAYS, *(metric_array(m) for m in metrics)]:
+            if name not in header["arrays"]:
+                raise InputError(f"pool header lists no array {name!r}", path)
             spec = header["arrays"][name]
             arr = np.empty(spec["shape"], dtype=np.dtype(spec["dtype"]))
             if spec["offset"] + arr.nbytes > size:
@@ -392,6 +425,7 @@ def read_stored(path: str | os.PathLike) -> StoredPool:
         arrays=arrays,
         duplicates_dropped=header["duplicates_dropped"],
         files=header["files"],
+        metrics=metrics,
     )
 
 
@@ -421,12 +455,16 @@ def checked_pool(stored: StoredPool, path: str | os.PathLike, references: Sequen
 # ------------------------------------------------------------------------------ adding a k-best list
 def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Sequence[str | os.PathLike],
               references: Sequence[Sequence[str]], settings: BleuSettings, out: str | os.PathLike, *,
-              fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None) -> StoredPool:
+              fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None,
+              metrics: Sequence = ()) -> StoredPool:
     """Write the pool ``previous`` (None: empty) + the k-best list(s) ``kbest`` to ``out``.
 
     Only the new lists are parsed; their rows are de-duplicated within each file and against the
     pool, and BLEU statistics are computed for the rows kept. The result equals ``read_pool`` over
     the text lists of ``previous`` and ``kbest`` in order, with ``compute_stats(references, settings)``.
+
+    ``metrics`` (of :mod:`smtlib.bleu.metrics`, besides BLEU) are kept too, with those ``previous``
+    keeps (statistics of rows of ``previous`` that lack a metric asked for are computed here).
 
     ``fit_references``, when given, is called with the pool's sentence count (largest id + 1 of
     ``previous`` and the new lists) and returns the references to use instead
@@ -453,26 +491,45 @@ def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Seq
     fingerprint = references_fingerprint(references)
     if stored is not None:
         _check_same_scoring(stored, fingerprint, settings, previous)
+        stored = with_metrics(stored, metrics, references)
     for k, path in enumerate(paths):
         before = stored.n_hypotheses if stored is not None else 0
         new = news[k] if news is not None else read_pool(path, n_sentences=len(references[0]))
-        stored = merge(stored, new, references, settings, fingerprint)
+        stored = merge(stored, new, references, settings, fingerprint, metrics)
         stored.files.append({"path": os.fspath(path), "lines": int(new.n_hypotheses + new.duplicates_dropped),  # type: ignore[attr-defined]
                              "added": int(stored.n_hypotheses - before)})
     write_stored(stored, out)
     return stored
 
 
-def _empty(n_sentences: int, settings: BleuSettings, fingerprint: dict) -> StoredPool:
+def with_metrics(stored: StoredPool, metrics: Sequence, references) -> StoredPool:
+    """``stored`` keeping also ``metrics``: the statistics of its rows for those it lacks are computed."""
+    missing = [m for m in dict.fromkeys(metrics) if m not in stored.metrics]
+    if not missing:
+        return stored
+    texts = PackedTexts(stored.arrays["text_bytes"], stored.arrays["text_offsets"]).tolist()
+    sentence = np.repeat(np.arange(stored.n_sentences, dtype=np.int64), np.diff(stored.arrays["offsets"]))
+    arrays = dict(stored.arrays)
+    for metric in missing:
+        arrays[metric_array(metric)] = (metric.stats(texts, sentence, references) if texts
+                                        else np.zeros((0, metric.width)))
+    return dataclasses.replace(stored, arrays=arrays, metrics=stored.metrics + tuple(missing))
+
+
+def _empty(n_sentences: int, settings: BleuSettings, fingerprint: dict, metrics: Sequence = ()) -> StoredPool:
     arrays = {name: np.zeros(0, dtype=np.dtype(dtype)) for name, dtype in _ARRAYS.items()}
     arrays.update(offsets=np.zeros(n_sentences + 1, dtype=np.int64), dense=np.zeros((0, 0)),
                   sparse_indptr=np.zeros(1, dtype=np.int64), text_offsets=np.zeros(1, dtype=np.int64),
                   extra_offsets=np.zeros(1, dtype=np.int64), stats=np.zeros((0, STATS_WIDTH)))
-    return StoredPool((), [], [], settings, fingerprint, arrays)
+    for metric in metrics:
+        arrays[metric_array(metric)] = np.zeros((0, metric.width))
+    return StoredPool((), [], [], settings, fingerprint, arrays, metrics=tuple(metrics))
 
 
-def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSettings, fingerprint: dict) -> StoredPool:
-    """``prev`` + the rows of ``new`` (one k-best file read by ``read_pool``) that are not in ``prev``.
+def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSettings, fingerprint: dict,
+          metrics: Sequence = ()) -> StoredPool:
+    """``prev`` + the rows of ``new`` (one k-best file read by ``read_pool``) that are not in ``prev``,
+    with the statistics of BLEU and of ``prev``'s other metrics (``metrics`` for an empty ``prev``).
 
     As :func:`~smtlib.kbest.pool.read_pool` requires of the files of one pool, every file added
     must have the pool's dense features (one layout per pool).
@@ -482,7 +539,7 @@ def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSet
     if prev is not None and prev.layouts and any(layout_key(lay) != layout_key(prev.layouts[0]) for lay in new_layouts):
         raise InputError(f"dense features {describe_groups(new_layouts[0])} differ from those of the pool "
                          f"({describe_groups(prev.layouts[0])}): the files of a pool must have the same dense features")
-    prev = prev if prev is not None else _empty(new.n_sentences, settings, fingerprint)
+    prev = prev if prev is not None else _empty(new.n_sentences, settings, fingerprint, tuple(dict.fromkeys(metrics)))
     n_sent = prev.n_sentences
     if new.n_sentences != n_sent:
         raise InputError(f"the pool has {n_sent} sentences, the new k-best list {new.n_sentences}")
@@ -514,7 +571,8 @@ def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSet
     sparse_map = np.array([sparse_index.setdefault(name, len(sparse_index)) for name in new.sparse_names], dtype=np.int64)
     sparse_names = list(sparse_index)
     stored = StoredPool(tuple(groups), layouts, sparse_names, settings, fingerprint, {},
-                        prev.duplicates_dropped + int(getattr(new, "duplicates_dropped", 0)), list(prev.files))
+                        prev.duplicates_dropped + int(getattr(new, "duplicates_dropped", 0)), list(prev.files),
+                        prev.metrics)
     layout_columns = stored.layout_columns()
 
     # the new rows in the merged column spaces
@@ -558,6 +616,10 @@ def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSet
     a["row_hash"] = _interleave(p["row_hash"], p["offsets"], hashes[keep], new_offsets)
     a["totals"] = _interleave(p["totals"], p["offsets"], new.totals[keep], new_offsets)
     a["stats"] = _interleave(p["stats"].reshape(-1, STATS_WIDTH), p["offsets"], stats, new_offsets)
+    for metric in prev.metrics:
+        name = metric_array(metric)
+        rows = metric.stats(texts_kept, sentence[keep], references) if len(keep) else np.zeros((0, metric.width))
+        a[name] = _interleave(p[name].reshape(-1, metric.width), p["offsets"], rows, new_offsets)
     a["extra_present"] = _interleave(p["extra_present"], p["offsets"], extra_present[keep], new_offsets)
     # ragged arrays: per sentence, the byte / value ranges of its rows
     a["text_bytes"], a["text_offsets"] = _interleave_ragged(

@@ -7,11 +7,18 @@
   tuners, which visit one sentence at a time.
 * sentence-level BLEU of every hypothesis, oracle sets (ties kept), per-sentence argmax with ties
   to the first row, the 1-best corpus BLEU of a weight vector.
+* :class:`SentenceMetricTuner` (issue 25): tuning toward another metric or a mixture. Inside its
+  ``fit_metric``, :func:`sentence_bleu` gives the metric's sentence-level scores (the BLEU part of a
+  mixture with the tuner's own sentence-BLEU variant) and :func:`pool_bleu` the metric's corpus
+  score of the 1-best, so a tuner that reads its gold scores through these two is unchanged
+  otherwise.
 
 Everything here is deterministic; the random ones take a ``numpy.random.Generator``.
 """
 
 from __future__ import annotations
+
+import contextvars
 
 import numba
 import numpy as np
@@ -20,6 +27,10 @@ import scipy.sparse as sp
 from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.variants import get_variant
 from smtlib.kbest.pool import KBestPool
+from smtlib.tuners.base import TuneResult
+
+#: the metric a :class:`SentenceMetricTuner` is tuning toward (a CorpusMetric), None for BLEU
+_METRIC: contextvars.ContextVar = contextvars.ContextVar("smtlib_tuning_metric", default=None)
 
 
 class Features:
@@ -150,8 +161,10 @@ def segment_argmax(values, offsets):
 
 # -- BLEU helpers ---------------------------------------------------------------------------------
 def sentence_bleu(pool: KBestPool, variant: str = "bleu+1") -> np.ndarray:
-    """(N,) sentence-level BLEU (0-1) of every hypothesis with a named variant."""
-    scores = get_variant(variant).score(pool.stats)
+    """(N,) sentence-level BLEU (0-1) of every hypothesis with a named variant; inside
+    :meth:`SentenceMetricTuner.fit_metric`, the sentence scores of the metric tuned toward."""
+    metric = _METRIC.get()
+    scores = get_variant(variant).score(pool.stats) if metric is None else metric.sentence_scores
     # the variants score an empty hypothesis 0; guard anyway, since every tuner needs finite costs
     return np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
 
@@ -173,11 +186,45 @@ def oracle_mask(bleu: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def pool_bleu(pool: KBestPool, weights: np.ndarray, scores: np.ndarray | None = None) -> float:
-    """Corpus BLEU (0-1, sacrebleu's default smoothing as ``smtlib tune`` reports) of the 1-best."""
+    """Corpus BLEU (0-1, sacrebleu's default smoothing as ``smtlib tune`` reports) of the 1-best;
+    inside :meth:`SentenceMetricTuner.fit_metric`, the corpus score of the metric tuned toward."""
     if scores is None:
         scores = pool.model_scores(weights)
     best = segment_argmax(np.asarray(scores, dtype=np.float64), pool.offsets)
     best = best[best >= 0]
+    metric = _METRIC.get()
+    if metric is not None:
+        return metric.corpus_score(best)
     if len(best) == 0:
         return 0.0
     return corpus_bleu_from_stats(pool.stats[best])
+
+
+def tuning_metric():
+    """The metric a :class:`SentenceMetricTuner` is tuning toward (None: BLEU)."""
+    return _METRIC.get()
+
+
+class SentenceMetricTuner:
+    """Mixin of the tuners whose gold scores are a sentence-level BLEU variant (``sentence_bleu``
+    parameter) read through :func:`sentence_bleu` / :func:`pool_bleu`: they tune toward any metric
+    or mixture of :mod:`smtlib.bleu.metrics` by its sentence-level form (issue 25).
+
+    The BLEU part of a mixture keeps the tuner's own variant. The training score in ``info`` is
+    then ``train_metric`` (the metric's corpus score, percent) instead of ``train_bleu``.
+    """
+
+    def bleu_sentence(self, stats: np.ndarray) -> np.ndarray:
+        return get_variant(self.params["sentence_bleu"]).score(stats)  # type: ignore[attr-defined]
+
+    def fit_metric(self, pool: KBestPool, init: np.ndarray, metric) -> TuneResult:
+        """:meth:`fit` with ``metric``'s sentence and corpus scores in place of BLEU's."""
+        token = _METRIC.set(metric)
+        try:
+            result = self.fit(pool, init)  # type: ignore[attr-defined]
+        finally:
+            _METRIC.reset(token)
+        if "train_bleu" in result.info:
+            result.info["train_metric"] = result.info.pop("train_bleu")
+        result.info["metric"] = metric.name
+        return result

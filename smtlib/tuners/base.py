@@ -147,8 +147,24 @@ class Tuner(abc.ABC):
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         """New weights for ``pool`` starting from ``init`` (aligned with ``pool.feature_names``)."""
 
-    def __call__(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        """Validate, fit, and check the result (finite, not all zero)."""
+    def bleu_sentence(self, stats: np.ndarray) -> np.ndarray | None:
+        """The tuner's own sentence-level BLEU of BLEU statistics rows, used for the BLEU part of a
+        metric mixture's sentence scores (None: sacrebleu's ``sentence_bleu``)."""
+        return None
+
+    def corpus_metric(self, mixture, stats: np.ndarray):
+        """The :class:`~smtlib.tuners.mert_metric.CorpusMetric` of a metric or mixture of
+        :mod:`smtlib.bleu.metrics` over its statistics (``mixture.stats(...)``), for :meth:`__call__`
+        (issue 25). Only tuners with a ``fit_metric`` (the registry's ``metrics="any"``) take one."""
+        from smtlib.tuners.mert_metric import mixture_metric
+
+        return mixture_metric(mixture, stats, self.bleu_sentence)
+
+    def __call__(self, pool: KBestPool, init: np.ndarray, metric=None) -> TuneResult:
+        """Validate, fit (toward ``metric``, a :class:`~smtlib.tuners.mert_metric.CorpusMetric`, when
+        given: the tuner's ``fit_metric``), and check the result (finite, not all zero)."""
+        if metric is not None and not hasattr(self, "fit_metric"):
+            raise InputError(f"{self.name} tunes toward BLEU only")
         if pool.stats is None:
             raise ValueError("pool has no BLEU statistics: call pool.compute_stats(references) first")
         if pool.n_hypotheses == 0:
@@ -159,7 +175,7 @@ class Tuner(abc.ABC):
         if not self.supports_sparse and pool.has_sparse():
             raise InputError(f"{self.name} works on dense features only; the pool has {len(pool.sparse_names)} sparse features")
         try:
-            result = self.fit(pool, init.copy())
+            result = self.fit(pool, init.copy()) if metric is None else self.fit_metric(pool, init.copy(), metric)
         finally:
             self.progress.finish()
         check_tuned_weights(self.name, result.weights, self.step, pool.model_scores, pool.offsets)

@@ -27,6 +27,11 @@ hope and fear differ, a negligible difference); Chiang et al.'s ``pseudo-doc`` v
 :mod:`smtlib.bleu.variants` decays as BG <- gamma (BG + x), Algorithm 1 and Moses as
 BG <- gamma BG + x, which is what is done here.
 
+Other metrics (issue 25, ``smtlib tune kbmira --metric``): BLEU_bg(e) becomes the metric's score of
+BG + stats(e) over its own statistics (:func:`background_gain`), part by part for a mixture, each
+part scaled by its reference length in BG + e when ``bleu_scale="ref-length"``; for TER the gain is
+then minus the edits of BG + e.
+
 Sparse features: the pass runs in a numba kernel over the pool's dense matrix and its CSR sparse
 matrix directly (never densified), so memory is proportional to the non-zeros; the update touches
 only the two hypotheses' non-zeros and the average is kept lazily (w_avg = w - u / t with
@@ -41,7 +46,7 @@ import numpy as np
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
+from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
 
 
 @numba.njit(cache=True)
@@ -65,9 +70,32 @@ def background_bleu(stats_row, bg, scale_ref):
 
 
 @numba.njit(cache=True)
+def background_gain(stats_row, bg, spec, scale_ref, total):
+    """The pseudo-document gain of a hypothesis under a metric ``spec`` (issue 25).
+
+    Plain BLEU is :func:`background_bleu`, unchanged. Any other metric or mixture (Moses's
+    interpolated scorer) scores BG + stats(e) part by part, sum_p w_p score_p(BG + e), each part
+    multiplied by its own reference length in BG + e when ``scale_ref`` (as Moses scales BLEU by
+    the reference length): words for TER, whose gain is then minus the edits of BG + e, and
+    non-blank characters (the character unigrams) for chrF. ``total`` is scratch of the row's width.
+    """
+    if is_plain_bleu(spec):
+        return background_bleu(stats_row, bg, scale_ref)
+    for k in range(len(total)):
+        total[k] = stats_row[k] + bg[k]
+    value = 0.0
+    for p in range(spec.shape[0]):
+        part = metric_from_sums(total, spec[p:p + 1])
+        if scale_ref:
+            part *= total[int(spec[p, 5])]
+        value += part
+    return value
+
+
+@numba.njit(cache=True)
 def _mira_epoch(
     order, offsets, dense, indptr, indices, data, stats, gains, use_gains,
-    w, u, bg, t, c_cap, decay, scale_ref, scratch,
+    w, u, bg, t, c_cap, decay, scale_ref, scratch, spec,
 ):  # fmt: skip
     """One pass of Algorithm 1 over ``order``; updates w, u, bg in place, returns (t, updates, loss)."""
     n_dense = dense.shape[1]
@@ -78,6 +106,7 @@ def _mira_epoch(
         max_size = max(max_size, offsets[s + 1] - offsets[s])
     model = np.empty(max_size)
     gain = np.empty(max_size)
+    total = np.empty(stats.shape[1])
     for s in order:
         lo = offsets[s]
         hi = offsets[s + 1]
@@ -91,7 +120,7 @@ def _mira_epoch(
             for q in range(indptr[r], indptr[r + 1]):
                 score += data[q] * w[n_dense + indices[q]]
             model[k] = score
-            gain[k] = gains[r] if use_gains else background_bleu(stats[r], bg, scale_ref)
+            gain[k] = gains[r] if use_gains else background_gain(stats[r], bg, spec, scale_ref, total)
             if score + gain[k] > model[hope] + gain[hope]:
                 hope = k
             if score - gain[k] > model[fear] - gain[fear]:
@@ -186,9 +215,10 @@ class KbMira(Tuner):
         return self.fit_metric(pool, init, bleu_metric(pool.stats))
 
     def fit_metric(self, pool: KBestPool, init: np.ndarray, metric: CorpusMetric) -> TuneResult:
-        """Algorithm 1 with ``metric``: BLEU uses the background pseudo-document; a metric with
-        per-hypothesis ``sentence_scores`` (the synthetic gold score) uses them as BLEU_i(e), and
-        the training score of each average is ``metric``'s corpus score.
+        """Algorithm 1 with ``metric``: BLEU, and any metric or mixture of :mod:`smtlib.bleu.metrics`
+        (issue 25), uses the background pseudo-document over the metric's statistics
+        (:func:`background_gain`); the additive gold score uses its per-hypothesis gains as BLEU_i(e).
+        The training score of each average is ``metric``'s corpus score.
         """
         self._check()
         p = self.params
@@ -199,7 +229,7 @@ class KbMira(Tuner):
         indptr = np.asarray(sparse.indptr, dtype=np.int64)
         indices = np.asarray(sparse.indices, dtype=np.int64)
         data = np.asarray(sparse.data, dtype=np.float64)
-        use_gains = metric.sentence_scores is not None
+        use_gains = bool(is_additive(metric.kind))
         if use_gains:
             gains = np.ascontiguousarray(metric.sentence_scores, dtype=np.float64)
             stats = np.zeros((len(gains), 10))
@@ -218,7 +248,7 @@ class KbMira(Tuner):
             order = rng.permutation(nonempty).astype(np.int64)
             t, updates, loss = _mira_epoch(
                 order, offsets, dense, indptr, indices, data, stats, gains, use_gains,
-                w, u, bg, t, float(p["C"]), float(p["decay"]), p["bleu_scale"] == "ref-length", scratch,
+                w, u, bg, t, float(p["C"]), float(p["decay"]), p["bleu_scale"] == "ref-length", scratch, metric.kind,
             )  # fmt: skip
             steps = t - 1
             average = w - u / steps if steps > 0 else w.copy()

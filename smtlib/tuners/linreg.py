@@ -26,7 +26,7 @@ import scipy.sparse.linalg
 from smtlib.bleu.expected import segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners._losses import Features, pool_bleu, sentence_bleu
+from smtlib.tuners._losses import Features, SentenceMetricTuner, pool_bleu, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
 
 
@@ -36,7 +36,7 @@ def _centre(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return values - np.repeat(means, sizes, axis=0)
 
 
-class LinearRegression(Tuner):
+class LinearRegression(SentenceMetricTuner, Tuner):
     """Least-squares regression of (sentence-centred) model scores on sentence BLEU; Neubig & Watanabe (2016) §3.6."""
 
     name = "linreg"

@@ -20,8 +20,9 @@ current weights' scale along d) and its midpoint is taken, which keeps the step 
 surrounding breakpoints instead of an absolute constant.
 
 All kernels are numba-compiled; the corpus score is selected by the metric's ``kind``
-(:mod:`smtlib.tuners.mert_metric`: corpus BLEU, or a decomposable additive score), a plain integer
-so that the compiled kernels are cached on disk.
+(:mod:`smtlib.tuners.mert_metric`: corpus BLEU, a decomposable additive score, or any metric or
+mixture of :mod:`smtlib.bleu.metrics`, issue 25), a small array (the metric's spec) rather than a
+function, so that the compiled kernels are cached on disk.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from smtlib.tuners.mert_metric import ADDITIVE, BLEU, additive_from_sums, bleu_none_from_sums
+from smtlib.tuners.mert_metric import ADDITIVE, BLEU, is_plain_bleu, metric_from_sums
 
 __all__ = ["ADDITIVE", "BLEU", "envelopes", "interval_scores", "line_search"]
 
@@ -306,10 +307,8 @@ def _grow_i(arr, used, capacity):
 
 @numba.njit(cache=True)
 def _score(sums, kind):
-    """The corpus score of a summed row for a metric kind (see :class:`CorpusMetric`)."""
-    if kind == BLEU:
-        return bleu_none_from_sums(sums)
-    return additive_from_sums(sums)
+    """The corpus score of a summed row for a metric spec (see :class:`CorpusMetric`)."""
+    return metric_from_sums(sums, kind)
 
 
 @numba.njit(cache=True)
@@ -389,7 +388,7 @@ def line_search(
     intercepts: np.ndarray,
     offsets: np.ndarray,
     stats: np.ndarray,
-    kind: int,
+    kind: np.ndarray,
     fallback_width: float = 1.0,
     unbounded: str = "moses",
 ) -> tuple[float, float]:
@@ -445,7 +444,7 @@ def _line_optimum(first, bx, bnew, bprev, stats, kind, fallback_width, unbounded
             if value > best_value:
                 best_value = value
                 best = g
-    score = best_value if kind != BLEU else (np.exp(best_value) if best_value > -np.inf else 0.0)
+    score = best_value if not is_plain_bleu(kind) else (np.exp(best_value) if best_value > -np.inf else 0.0)
     if g == 0:
         return score, 0.0
     if best == 0:
@@ -463,9 +462,9 @@ def _line_optimum(first, bx, bnew, bprev, stats, kind, fallback_width, unbounded
 
 @numba.njit(cache=True)
 def _log_score(sums, kind):
-    """log corpus BLEU of a summed row (-inf for BLEU 0), or the additive score itself."""
-    if kind != BLEU:
-        return additive_from_sums(sums)
+    """log corpus BLEU of a summed row (-inf for BLEU 0) for plain BLEU, else the spec's score itself."""
+    if not is_plain_bleu(kind):
+        return metric_from_sums(sums, kind)
     num = 1.0
     den = 1.0
     for n in range(4):

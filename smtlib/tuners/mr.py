@@ -43,7 +43,7 @@ import numpy as np
 from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners._losses import Features, add_row, pool_bleu, row_dot, sentence_bleu
+from smtlib.tuners._losses import Features, SentenceMetricTuner, add_row, pool_bleu, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
 
 _ETA_FACTOR = 2.0
@@ -124,7 +124,7 @@ def _expected_cost(dense, indptr, indices, data, offsets, cost, sentences, w):
     return total
 
 
-class MinimumRisk(Tuner):
+class MinimumRisk(SentenceMetricTuner, Tuner):
     """Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr"."""
 
     name = "mr"

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners._losses import Features, add_row, oracle_mask, pool_bleu, row_dot, sentence_bleu
+from smtlib.tuners._losses import Features, SentenceMetricTuner, add_row, oracle_mask, pool_bleu, row_dot, sentence_bleu
 from smtlib.tuners.base import Tuner, TuneResult
 
 
@@ -49,7 +49,7 @@ def _pass(dense, indptr, indices, data, offsets, in_oracle, order, w, u, c, rate
     return c, mistakes
 
 
-class AveragedPerceptron(Tuner):
+class AveragedPerceptron(SentenceMetricTuner, Tuner):
     """Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2."""
 
     name = "perceptron"

@@ -222,8 +222,13 @@ class Pro(Tuner):
 
     def sentence_scores(self, pool: KBestPool) -> np.ndarray:
         """Moses PRO's sentence BLEU of every hypothesis (``moses-smoothed``)."""
+        return self.bleu_sentence(pool.stats)
+
+    def bleu_sentence(self, stats: np.ndarray) -> np.ndarray:
+        """Moses PRO's sentence BLEU (``moses-smoothed``) of BLEU statistics rows; also the BLEU part
+        of a metric mixture's sentence scores (issue 25)."""
         variant = get_variant("moses-smoothed", smoothing=float(self.params["smoothing"]), bp_smooth=bool(self.params["bp_smooth"]))
-        return variant.score(pool.stats)
+        return variant.score(stats)
 
     def sample(self, pool: KBestPool, metric: CorpusMetric | None = None) -> dict[str, np.ndarray]:
         """The sampler alone (same draws as :meth:`fit` with the same seed)."""

@@ -18,56 +18,85 @@ from smtlib.errors import InputError
 INPUT_KINDS = ("kbest", "lattice", "online")
 
 
+#: an :class:`Entry`'s ``metrics`` for a tuner that takes any metric or mixture (it has ``fit_metric``)
+ANY_METRIC = "any"
+
+
 class Entry(NamedTuple):
-    """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``."""
+    """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``;
+    ``metrics`` what ``--metric`` it takes (issue 25): :data:`ANY_METRIC` (every metric of
+    :mod:`smtlib.bleu.metrics` and their mixtures), or ``bleu`` with the reason after a colon."""
 
     target: str
     kind: str
     summary: str
+    metrics: str = "bleu"
+
+
+_LATTICE_BLEU = "bleu: it scores lattice paths with BLEU statistics counted on the lattice's edges"
 
 
 TUNERS: dict[str, Entry] = {
     # -- group A: MERT, batch MIRA, PRO -----------------------------------------------------------
     "mert": Entry("smtlib.tuners.mert:Mert", "kbest",
-                  "k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."),
+                  "k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts.",
+                  ANY_METRIC),
     "kbmira": Entry("smtlib.tuners.kbmira:KbMira", "kbest",
-                  "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999."),
+                  "Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999.",
+                  ANY_METRIC),
     "pro": Entry("smtlib.tuners.pro:Pro", "kbest",
-                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=1 (no interpolation, as Moses)."),
+                  "PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier, Ψ=1 (no interpolation, as Moses).",
+                  ANY_METRIC),
     "lbmert": Entry("smtlib.tuners.lbmert:LbMert", "lattice",
-                  "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."),
+                  "Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts.",
+                  _LATTICE_BLEU),
     "lbmira": Entry("smtlib.tuners.lbmira:LbMira", "lattice",
-                  "Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."),
+                  "Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999.",
+                  "bleu: its hope and fear are found in the lattice with a linear BLEU gain"),
     "mira": Entry("smtlib.tuners.mira:OnlineMira", "online",
-                  "Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."),
+                  "Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010).",
+                  "bleu: the decoder in its loop scores hypotheses with BLEU only"),
     # -- group B: MR, latent SVM, corpus-level MIRA, survey optimizers -----------------------------
     "mr": Entry("smtlib.tuners.mr:MinimumRisk", "kbest",
-                  'Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr".'),
+                  'Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr".',
+                  ANY_METRIC),
     "svm": Entry("smtlib.tuners.svm:LatentSVM", "kbest",
-                  "Latent structured SVM with an oracle set of maximal interpolated BLEU; Cherry & Foster (2012) §3.2."),
+                  "Latent structured SVM with an oracle set of maximal interpolated BLEU; Cherry & Foster (2012) §3.2.",
+                  ANY_METRIC),
     "cmira": Entry("smtlib.tuners.cmira:CorpusMira", "kbest",
-                  "Corpus-level MIRA with exact corpus-BLEU losses; Tan et al. (2013) Algorithm 1."),
+                  "Corpus-level MIRA with exact corpus-BLEU losses; Tan et al. (2013) Algorithm 1.",
+                  "bleu: its hope and fear documents use add-one BLEU, its loss exact corpus BLEU (not yet generalised)"),
     "softmax": Entry("smtlib.tuners.softmax:SoftmaxLoss", "kbest",
-                  "Log-linear likelihood of the oracle set with L-BFGS and L2; Neubig & Watanabe (2016) §3.2, §5.2."),
+                  "Log-linear likelihood of the oracle set with L-BFGS and L2; Neubig & Watanabe (2016) §3.2, §5.2.",
+                  ANY_METRIC),
     "perceptron": Entry("smtlib.tuners.perceptron:AveragedPerceptron", "kbest",
-                  "Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2."),
+                  "Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2.",
+                  ANY_METRIC),
     "arow": Entry("smtlib.tuners.arow:Arow", "kbest",
-                  "AROW (diagonal covariance) on hope/fear pairs with a BLEU-difference margin; Neubig & Watanabe (2016) §6.4."),
+                  "AROW (diagonal covariance) on hope/fear pairs with a BLEU-difference margin; Neubig & Watanabe (2016) §6.4.",
+                  ANY_METRIC),
     "linreg": Entry("smtlib.tuners.linreg:LinearRegression", "kbest",
-                  "Least-squares regression of (sentence-centred) model scores on sentence BLEU; Neubig & Watanabe (2016) §3.6."),
+                  "Least-squares regression of (sentence-centred) model scores on sentence BLEU; Neubig & Watanabe (2016) §3.6.",
+                  ANY_METRIC),
     "xbleu": Entry("smtlib.tuners.xbleu:ExpectedBleu", "kbest",
-                  "Expected corpus BLEU from expected sufficient statistics (xBLEU), L-BFGS; Rosti et al. (2010), survey App. A."),
+                  "Expected corpus BLEU from expected sufficient statistics (xBLEU), L-BFGS; Rosti et al. (2010), survey App. A.",
+                  "bleu: its objective is the gradient of expected corpus BLEU"),
     "rampion": Entry("smtlib.tuners.rampion:RampLoss", "kbest",
-                  "Ramp loss (hope/fear difference) by CCCP with an exact structured-SVM step; Gimpel & Smith (2012)."),
+                  "Ramp loss (hope/fear difference) by CCCP with an exact structured-SVM step; Gimpel & Smith (2012).",
+                  ANY_METRIC),
     # -- group C: pairwise-ranking SGD family (Simianer et al. 2012) --------------------------------
     "sgd": Entry("smtlib.tuners.sgd:PairwiseSGD", "kbest",
-                  "Pairwise-ranking perceptron SGD on the whole pool (Simianer et al. 2012, Algorithm 1)."),
+                  "Pairwise-ranking perceptron SGD on the whole pool (Simianer et al. 2012, Algorithm 1).",
+                  ANY_METRIC),
     "mixsgd": Entry("smtlib.tuners.sgd:MixSGD", "kbest",
-                  "Pairwise-ranking SGD on random shards, weights mixed after training (Simianer et al. 2012, Algorithm 2)."),
+                  "Pairwise-ranking SGD on random shards, weights mixed after training (Simianer et al. 2012, Algorithm 2).",
+                  ANY_METRIC),
     "itermixsgd": Entry("smtlib.tuners.sgd:IterMixSGD", "kbest",
-                  "Pairwise-ranking SGD on shards, mixed after every epoch (Simianer et al. 2012, Algorithm 3)."),
+                  "Pairwise-ranking SGD on shards, mixed after every epoch (Simianer et al. 2012, Algorithm 3).",
+                  ANY_METRIC),
     "iterselsgd": Entry("smtlib.tuners.sgd:IterSelSGD", "kbest",
-                  "Iterative mixing with l1/l2 joint feature selection (Simianer et al. 2012, Algorithm 4)."),
+                  "Iterative mixing with l1/l2 joint feature selection (Simianer et al. 2012, Algorithm 4).",
+                  ANY_METRIC),
 }
 
 
@@ -91,6 +120,25 @@ def input_kind(name: str) -> str:
 def summary(name: str) -> str:
     """The one-line description ``smtlib tune --list`` prints."""
     return _entry(name).summary
+
+
+def metrics(name: str) -> tuple[str, ...]:
+    """The metric names ``smtlib tune name --metric`` takes (mixtures of them too, where more than bleu)."""
+    spec = _entry(name).metrics
+    if spec == ANY_METRIC:
+        from smtlib.bleu.metrics import METRICS
+
+        return tuple(METRICS)
+    return (spec.partition(":")[0],)
+
+
+def check_metric(name: str, mixture_names: tuple[str, ...]) -> None:
+    """Raise :class:`InputError` (one line) if tuner ``name`` cannot tune toward these metrics."""
+    spec = _entry(name).metrics
+    if spec != ANY_METRIC and tuple(mixture_names) != ("bleu",):
+        only, _, why = spec.partition(":")
+        raise InputError(f"{name} tunes toward {only.upper()} only ({why.strip()}); --metric {','.join(mixture_names)} "
+                         f"is for {', '.join(m for m in TUNERS if TUNERS[m].metrics == ANY_METRIC)}")
 
 
 def get_tuner_class(name: str):

@@ -58,6 +58,7 @@ from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
+from smtlib.tuners._losses import SentenceMetricTuner, tuning_metric
 from smtlib.tuners.base import Tuner, TuneResult
 
 # -- compiled kernels ------------------------------------------------------------------------------
@@ -336,7 +337,8 @@ class _Prepared:
             raise InputError("sentence_bleu=pseudo-doc needs a running background; choose a sentence-level variant")
         variant = get_variant(bleu_name)
         self.bleu_signature = variant.smooth_field()  # the variant as the one BLEU signature writes it
-        bleu = np.asarray(variant.score(pool.stats), dtype=np.float64)
+        metric = tuning_metric()  # issue 25: the sentence scores of the metric tuned toward, if any
+        bleu = np.asarray(variant.score(pool.stats) if metric is None else metric.sentence_scores, dtype=np.float64)
         if not np.all(np.isfinite(bleu)):
             raise InputError(f"sentence BLEU ({bleu_name}) is not finite for some hypotheses")
         self.dense = np.ascontiguousarray(pool.dense, dtype=np.float64)
@@ -378,7 +380,7 @@ class _Prepared:
         )
 
 
-class _PairwiseSGD(Tuner):
+class _PairwiseSGD(SentenceMetricTuner, Tuner):
     """Shared driver of Algorithms 1-4; subclasses fix sharding, mixing and selection."""
 
     defaults: ClassVar[dict[str, Any]] = dict(_COMMON_DEFAULTS)
@@ -513,7 +515,8 @@ class _PairwiseSGD(Tuner):
             "shard_sizes": [int(len(s)) for s in shards],
             "epochs": log,
             "nonzero_features": int(np.count_nonzero(result)),
-            "train_bleu": float(corpus_bleu_from_stats(pool.stats[best[nonempty]])) if nonempty.any() else 0.0,
+            "train_bleu": (float(corpus_bleu_from_stats(pool.stats[best[nonempty]])) if tuning_metric() is None
+                           else tuning_metric().corpus_score(best[nonempty])) if nonempty.any() else 0.0,
         }
         if self.feature_selection:
             info["selected_features"] = self.selected_features(pool.dense.shape[1], prepared.dim)

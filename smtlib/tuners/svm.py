@@ -41,6 +41,7 @@ from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import (
     Features,
+    SentenceMetricTuner,
     add_row,
     pool_bleu,
     row_diff_sq,
@@ -230,7 +231,7 @@ def oracle_by_model_score(in_set: np.ndarray, scores: np.ndarray, offsets: np.nd
     return segment_argmax(np.where(in_set, scores, -np.inf), offsets)
 
 
-class LatentSVM(Tuner):
+class LatentSVM(SentenceMetricTuner, Tuner):
     """Latent structured SVM with an oracle set of maximal interpolated BLEU; Cherry & Foster (2012) §3.2."""
 
     name = "svm"

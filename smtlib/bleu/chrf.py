@@ -1,0 +1,225 @@
+"""chrF and chrF++: per-hypothesis sufficient statistics, corpus and sentence scores equal to sacrebleu's.
+
+chrF (Popović 2015) is the F-beta score of character n-gram precision and recall; chrF++ (Popović
+2017) adds word n-grams. The defaults are sacrebleu's ``CHRF()``: character n-grams of orders 1-6
+with whitespace removed, beta = 2, no word n-grams (chrF++: ``word_order=2``), case-sensitive, and
+sacrebleu's (>= 2.0) effective-order averaging rather than chrF++.py's epsilon smoothing.
+
+Layout of one statistics row (float64, sacrebleu's ``CHRF._compute_segment_statistics``): for each
+order, character orders 1..6 then word orders 1..2, the triple
+
+=========  ===================================================================================
+column     meaning
+=========  ===================================================================================
+3k         hypothesis n-grams of order k (0 when the reference has none of that order, as sacrebleu)
+3k + 1     reference n-grams of order k
+3k + 2     matches: sum over n-grams of min(hypothesis count, reference count)
+=========  ===================================================================================
+
+Several references: sacrebleu keeps the statistics of the reference with the highest sentence
+chrF (the first on ties), and so does :func:`compute_chrf_stats`. Corpus chrF scores the sum of the
+rows (:func:`chrf_from_stats`), sentence chrF one row. The score (sacrebleu's ``_compute_f_score``
+with ``eps_smoothing=False``): precision and recall are averaged over the orders where both the
+hypothesis and the reference have n-grams, then F = (1 + beta²) P R / (beta² P + R). Scores are
+0-1 here, 0-100 where printed.
+
+Word n-grams (chrF++) split the text on whitespace and then split one punctuation character off the
+end (or else the start) of each word longer than one character, as chrF++.py and sacrebleu's
+``_remove_punctuation`` do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from smtlib.bleu.references import check_sentence_ids
+from smtlib.errors import InputError
+
+#: the punctuation chrF++ splits off words (Python's ``string.punctuation``, as chrF++.py)
+PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+@dataclasses.dataclass(frozen=True)
+class ChrfSettings:
+    """The options that change chrF's value, with sacrebleu's defaults.
+
+    Attributes
+    ----------
+    char_order
+        Largest character n-gram order (6).
+    word_order
+        Largest word n-gram order: 0 for chrF, 2 for chrF++.
+    beta
+        Weight of recall against precision (2).
+    lowercase
+        Lowercase hypotheses and references first (sacrebleu's ``lowercase``; off).
+    """
+
+    char_order: int = 6
+    word_order: int = 0
+    beta: int = 2
+    lowercase: bool = False
+
+    def __post_init__(self) -> None:
+        if self.char_order < 1 or self.word_order < 0 or self.beta < 0:
+            raise InputError(f"chrF needs char_order >= 1, word_order >= 0 and beta >= 0, got {self}")
+
+    @property
+    def order(self) -> int:
+        """Number of orders (character plus word), i.e. triples per statistics row."""
+        return self.char_order + self.word_order
+
+    @property
+    def width(self) -> int:
+        return 3 * self.order
+
+    @property
+    def name(self) -> str:
+        """sacrebleu's score name: ``chrF2``, ``chrF2++``."""
+        return f"chrF{self.beta}" + "+" * self.word_order
+
+
+def split_punctuation(text: str) -> list[str]:
+    """Words of ``text`` with one punctuation character split off each end, as chrF++.py.
+
+    A word longer than one character that ends in punctuation loses its last character (``hi.`` ->
+    ``hi`` ``.``); else one that starts with punctuation loses its first (``(hi`` -> ``(`` ``hi``);
+    ``(hi)`` becomes ``(hi`` ``)`` (sacrebleu issue #124: one side only).
+    """
+    words: list[str] = []
+    for w in text.split():
+        if len(w) > 1 and w[-1] in PUNCTUATION:
+            words += [w[:-1], w[-1]]
+        elif len(w) > 1 and w[0] in PUNCTUATION:
+            words += [w[0], w[1:]]
+        else:
+            words.append(w)
+    return words
+
+
+def _char_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of each text with its whitespace removed, as dense ids from 1, and offsets."""
+    stripped = ["".join(t.split()) for t in texts]
+    offsets = np.zeros(len(stripped) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in stripped], out=offsets[1:])
+    points = np.frombuffer("".join(stripped).encode("utf-32-le"), dtype=np.uint32)
+    if not len(points):
+        return np.zeros(0, dtype=np.int64), offsets
+    table = np.zeros(int(points.max()) + 1, dtype=np.int64)
+    table[points] = 1
+    table = np.cumsum(table)  # a code point's rank among those present: its id
+    return table[points].astype(np.int64), offsets
+
+
+def _word_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Ids (from 1) of the chrF++ words (:func:`split_punctuation`) of each text, and offsets."""
+    split = [split_punctuation(t) for t in texts]
+    offsets = np.zeros(len(split) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in split], out=offsets[1:])
+    vocab: dict[str, int] = {}
+    ids = np.fromiter((vocab.setdefault(w, len(vocab) + 1) for words in split for w in words), dtype=np.int64,
+                      count=int(offsets[-1]))
+    return ids, offsets
+
+
+def _per_reference_counts(seqs, hyp_count, sentence_ids, n_sent, n_refs, max_order) -> np.ndarray:
+    """(N, n_refs, max_order, 3) counts of the hypotheses (the first ``hyp_count`` sequences of
+    ``seqs``) against each of their sentence's references (the rest, interleaved by sentence)."""
+    from smtlib.bleu._chrf_kernels import ngram_match_kernel
+
+    ids, offsets = seqs
+    hyp_offsets = offsets[: hyp_count + 1]
+    ref_offsets = offsets[hyp_count:] - offsets[hyp_count]
+    order = np.argsort(sentence_ids, kind="stable")
+    sent_offsets = np.zeros(n_sent + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sentence_ids, minlength=n_sent), out=sent_offsets[1:])
+    counts = ngram_match_kernel(ids[: offsets[hyp_count]], hyp_offsets, order, sent_offsets, ids[offsets[hyp_count]:],
+                                ref_offsets, n_refs, max_order)
+    result = np.empty_like(counts)
+    result[order] = counts
+    return result
+
+
+def compute_chrf_stats(
+    hypotheses: Sequence[str],
+    sentence_ids: np.ndarray | Sequence[int],
+    references: Sequence[Sequence[str]],
+    settings: ChrfSettings = ChrfSettings(),
+) -> np.ndarray:
+    """chrF statistics rows of every hypothesis (the layout of this module's docstring).
+
+    Parameters
+    ----------
+    hypotheses
+        N hypothesis strings.
+    sentence_ids
+        For each hypothesis, the 0-based id of its sentence (indexes the references).
+    references
+        One sequence per reference set, each with one segment per sentence id.
+    settings
+        Orders, beta and case.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N, settings.width)`` float64; with several references, the row of the reference with
+        the highest sentence chrF (the first on ties), as sacrebleu chooses.
+    """
+    sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
+    n_refs = len(references)
+    texts = list(hypotheses) + [references[r][s] for s in range(n_sent) for r in range(n_refs)]
+    if settings.lowercase:
+        texts = [t.lower() for t in texts]
+    n_hyp = len(hypotheses)
+    parts = [_per_reference_counts(_char_ids(texts), n_hyp, sentence_ids, n_sent, n_refs, settings.char_order)]
+    if settings.word_order:
+        parts.append(_per_reference_counts(_word_ids(texts), n_hyp, sentence_ids, n_sent, n_refs, settings.word_order))
+    per_ref = np.concatenate(parts, axis=2).reshape(n_hyp, n_refs, settings.width).astype(np.float64)
+    if n_refs == 1:
+        return per_ref[:, 0, :]
+    scores = chrf_from_rows(per_ref.reshape(-1, settings.width), settings.beta).reshape(n_hyp, n_refs)
+    best = np.argmax(100 * scores, axis=1)  # the first of the highest, as sacrebleu's strict '>'
+    return per_ref[np.arange(n_hyp), best]
+
+
+def chrf_from_rows(stats: np.ndarray, beta: int = 2) -> np.ndarray:
+    """chrF (0-1) of each statistics row, with sacrebleu's arithmetic (``CHRF._compute_f_score``).
+
+    The operations are sacrebleu's, in its order, so that the scores are equal to the last bit
+    (which matters when sacrebleu picks the best of several references by this score).
+    """
+    stats = np.atleast_2d(np.asarray(stats, dtype=np.float64))
+    factor = beta**2
+    n_rows = stats.shape[0]
+    avg_prec = np.zeros(n_rows)
+    avg_rec = np.zeros(n_rows)
+    effective = np.zeros(n_rows)
+    for i in range(stats.shape[1] // 3):
+        n_hyp, n_ref, n_match = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
+        both = (n_hyp > 0) & (n_ref > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            avg_prec = np.where(both, avg_prec + n_match / n_hyp, avg_prec)
+            avg_rec = np.where(both, avg_rec + n_match / n_ref, avg_rec)
+        effective += both
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_prec = np.where(effective > 0, avg_prec / effective, 0.0)
+        avg_rec = np.where(effective > 0, avg_rec / effective, 0.0)
+        score = (1 + factor) * avg_prec * avg_rec
+        score = score / (factor * avg_prec + avg_rec)
+    return np.where(avg_prec + avg_rec != 0, score, 0.0)
+
+
+def chrf_from_stats(stats: np.ndarray, beta: int = 2) -> float:
+    """Corpus chrF (0-1) of an ``(N, width)`` statistics matrix (or one row): sum, then score."""
+    stats = np.asarray(stats, dtype=np.float64)
+    return float(chrf_from_rows(stats.reshape(-1, stats.shape[-1]).sum(axis=0), beta)[0])
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                settings: ChrfSettings = ChrfSettings()) -> float:
+    """Corpus chrF (0-1) of aligned hypotheses and reference sets, equal to sacrebleu's ``corpus_score`` / 100."""
+    stats = compute_chrf_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
+    return chrf_from_stats(stats, settings.beta)

@@ -1,0 +1,96 @@
+"""Corpus or sentence scores of any metric, equal to sacrebleu's: BLEU, chrF, chrF++, TER.
+
+The sibling of ``smtlib bleu`` for every metric of :mod:`smtlib.bleu.metrics`, with the same strict
+inputs (``--refs`` required, no empty reference line, reference files and the hypothesis file of
+equal length) and sacrebleu's signatures. Corpus mode prints, per metric, a JSON object with
+``name`` (sacrebleu's: ``BLEU``, ``chrF2``, ``chrF2++``, ``TER``), ``score`` (0-100) and
+``signature`` (a list of them for several ``--metric``); ``--score-only`` prints the numbers alone,
+one per line. ``--sentence`` prints one line per hypothesis, the metrics' sentence scores separated
+by tabs, and the signatures on stderr. BLEU's sentence score is sacrebleu's ``sentence_bleu``
+(``exp`` smoothing, effective order); ``smtlib bleu --sentence`` has the other variants.
+
+Options are sacrebleu's: ``--tokenize``/``--ref-length`` apply to BLEU, ``--lowercase`` to BLEU and
+chrF; TER lowercases unless ``--ter-case-sensitive``, as sacrebleu's TER does.
+
+Examples::
+
+    smtlib score --metric chrf --refs ref.en --hyps out.en
+    smtlib score --metric bleu chrf++ ter --refs ref1.en ref2.en --hyps out.en --score-only
+    smtlib score --metric ter --refs ref.en --hyps out.en --sentence
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from smtlib.bleu.metrics import METRICS, MetricOptions, get_metric
+from smtlib.bleu.references import read_references
+from smtlib.bleu.ter import TerSettings
+from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.errors import InputError
+from smtlib.io import read_lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metric", "-m", nargs="+", default=["bleu"], choices=list(METRICS), metavar="METRIC",
+                        help=f"one or more of {', '.join(METRICS)} (default: bleu)")
+    parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files (one per reference set)")
+    parser.add_argument("--hyps", "-i", default="-", help="hypothesis file, one segment per line (default: stdin)")
+    parser.add_argument("--score-only", "-b", action="store_true", help="print only the scores, one per line")
+    parser.add_argument("--sentence", action="store_true", help="one line of sentence scores per hypothesis")
+    add_ter_options(parser)
+    add_bleu_options(parser)
+
+
+def add_ter_options(parser: argparse.ArgumentParser) -> None:
+    """sacrebleu's TER options (``--ter-case-sensitive`` ...), defaults from :class:`TerSettings`."""
+    group = parser.add_argument_group("TER (sacrebleu's options)")
+    group.add_argument("--ter-case-sensitive", action="store_true", help="keep case (default: lowercase)")
+    group.add_argument("--ter-normalized", action="store_true", help="tercom's normalisation of punctuation")
+    group.add_argument("--ter-no-punct", action="store_true", help="remove punctuation")
+    group.add_argument("--ter-asian-support", action="store_true", help="CJK handling for the two options above")
+
+
+def metric_options(args: argparse.Namespace) -> MetricOptions:
+    """The metrics' settings from the command's options."""
+    ter = TerSettings(case_sensitive=args.ter_case_sensitive, normalized=args.ter_normalized,
+                      no_punct=args.ter_no_punct, asian_support=args.ter_asian_support)
+    return MetricOptions(bleu=bleu_settings(args), lowercase=args.lowercase, ter=ter)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.refs:
+        raise InputError("--refs is required")
+    if len(set(args.metric)) != len(args.metric):
+        raise InputError(f"--metric names a metric twice: {' '.join(args.metric)}")
+    options = metric_options(args)
+    metrics = [get_metric(name, options) for name in args.metric]
+    references = read_references(args.refs)
+    hyps = read_lines(args.hyps, what="hypothesis file", allow_empty=True)
+    if len(hyps) != len(references[0]):
+        raise InputError(f"has {len(hyps)} lines but the references have {len(references[0])}", args.hyps,
+                         min(len(hyps), len(references[0])) + 1)
+    ids = np.arange(len(hyps))
+    stats = [m.stats(hyps, ids, references) for m in metrics]
+    n_refs = len(references)
+    if args.sentence:
+        columns = [m.sentence(s) for m, s in zip(metrics, stats, strict=True)]
+        out = sys.stdout
+        for row in zip(*columns, strict=True):
+            out.write("\t".join(f"{100 * v:.6f}" for v in row) + "\n")
+        for m in metrics:
+            print(f"{m.label}: {m.signature(n_refs, sentence=True)}", file=sys.stderr)
+        return 0
+    scores = [m.corpus(s) for m, s in zip(metrics, stats, strict=True)]
+    if args.score_only:
+        for value in scores:
+            print(f"{100 * value:.4f}")
+        return 0
+    objects = [{"name": m.label, "score": round(100 * v, 10), "signature": m.signature(n_refs)}
+               for m, v in zip(metrics, scores, strict=True)]
+    print(json.dumps(objects[0] if len(objects) == 1 else objects, indent=1))
+    return 0
