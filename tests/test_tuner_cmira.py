@@ -16,7 +16,6 @@ def reference_cmira(pool, init, C, epochs, scale=100.0):
     x = pool.features().toarray()
     b = scale * sentence_bleu(pool, "bleu+1")
     present = [s for s in range(pool.n_sentences) if pool.offsets[s + 1] > pool.offsets[s]]
-    m = len(present)
     w = init.copy()
     history = [w.copy()]
     best_w, best_bleu = w.copy(), -1.0

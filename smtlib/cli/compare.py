@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 
 from smtlib.bleu.randomization import TIES
 from smtlib.bleu.references import read_references

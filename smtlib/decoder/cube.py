@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
-                                         graph_has_room, grow1, grow2, make_graph_room, new_graph, new_stacks,
+                                         graph_has_room, grow1, make_graph_room, new_graph, new_stacks,
                                          open_spans, prune, push, recombination_slot, set_coverage)
 from smtlib.decoder.lm import lm_score_word
 from smtlib.decoder.search_lm import (cache_slot, intern_state, lm_end, make_state_room, start_states,

@@ -28,7 +28,6 @@ from smtlib.io import atomic_output, decode_utf8, read_bytes
 from smtlib.kbest import scanner
 from smtlib.kbest.format import (
     BLANKS,
-    SEPARATOR,
     FeatureGroup,
     FileLayout,
     decide_layout,

@@ -41,7 +41,7 @@ import math
 import os
 import pathlib
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
