@@ -15,8 +15,9 @@ SNAKEFILE = REPO / "Snakefile"
 BIN = os.path.dirname(sys.executable)
 
 
-def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen=False):
-    """Run `snakemake -s REPO/Snakefile -d WORKDIR ARGS` (with data_dir when given)."""
+def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen=False, env=None):
+    """Run `snakemake -s REPO/Snakefile -d WORKDIR ARGS` (with data_dir when given; ``env`` adds to the
+    environment, e.g. SLURM_CONF)."""
     cmd = [os.path.join(BIN, "snakemake"), "-s", str(SNAKEFILE), "-d", str(workdir)]
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
@@ -26,7 +27,7 @@ def snakemake(workdir, *args, data_dir=None, timeout=600, configfile=None, popen
     # no numba warm-up in the tests' many runs (tests/test_warmup.py covers it): the kernels the suite
     # needs compile as it goes, and a full warm-up would land inside one test's timeout
     env = {**os.environ, "PYTHONHASHSEED": "0", "PATH": BIN + os.pathsep + os.environ.get("PATH", ""),
-           "SMTLIB_WARMUP": os.environ.get("SMTLIB_WARMUP", "0")}
+           "SMTLIB_WARMUP": os.environ.get("SMTLIB_WARMUP", "0"), **(env or {})}
     if popen:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                 start_new_session=True)
