@@ -71,10 +71,15 @@ start() {
         || ! command -v sbatch >/dev/null; then
         command -v apt-get >/dev/null || unavailable "slurm-wlm is not installed and there is no apt-get"
         say "installing slurm-wlm and munge"
-        # no daemon is started by the packages' scripts (policy-rc.d), nor needed: they run from here
+        # the packages' scripts must not start the system's munged/slurmd: a policy-rc.d that denies it
+        # for the install, when the machine has none (containers usually do)
+        local policy=/usr/sbin/policy-rc.d own_policy=""
+        if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1; fi
         { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-            slurm-wlm munge; } >"${TMPDIR:-/tmp}/slurm-local-apt.log" 2>&1 \
-            || unavailable "apt-get install slurm-wlm munge failed (${TMPDIR:-/tmp}/slurm-local-apt.log)"
+            slurm-wlm munge; } >"${TMPDIR:-/tmp}/slurm-local-apt.log" 2>&1
+        local rc=$?
+        [ -n "$own_policy" ] && rm -f "$policy"
+        [ $rc = 0 ] || unavailable "apt-get install slurm-wlm munge failed (${TMPDIR:-/tmp}/slurm-local-apt.log)"
     fi
     mkdir -p "$dir/ctld" "$dir/slurmd" || unavailable "cannot create $dir"
     chmod 700 "$dir"
