@@ -183,6 +183,7 @@ def test_replay_through_slurm_equals_the_local_run(slurm, tmp_path, data_dir):
           f"wall {wall:.0f} s; {len(results)} result files identical to the local run's")
 
 
+@pytest.mark.slow
 def test_a_job_slurm_kills_fails_the_run_within_minutes(slurm, tmp_path):
     """A job over its time limit (1 minute) is killed by SLURM, and the run fails with its state: no hang."""
     (tmp_path / "Snakefile").write_text(
