@@ -5,11 +5,11 @@
   rules' threads, every group bounded per node, every per-iteration rule in a group, each rule's
   runtime and memory set; profiles/default (merged into every run) sets none of the profile's keys.
 * On a single-node cluster that `.ci/slurm-local.sh` stands up here (Debian's slurm-wlm and munge; the
-  tests skip where it cannot: not root, no apt-get, no executor plugin): the replay target runs through
+  test skips where it cannot: not root, no apt-get, no executor plugin): the replay target runs through
   the profile to completion, every job through sbatch (squeue saw each one complete, its SLURM log is
-  there), and its results equal a local run's byte for byte; a job that SLURM kills at its 1-minute
-  time limit fails the run with SLURM's state in the message within minutes. Every daemon the script
-  started is stopped at the end, also when a test fails.
+  there), and its results equal a local run's byte for byte; meanwhile a job that SLURM kills at its
+  1-minute time limit fails its run with SLURM's state in the message within minutes. Every daemon the
+  script started is stopped at the end, also when the test fails.
 """
 
 from __future__ import annotations
@@ -150,58 +150,69 @@ def files_under(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
+def start_run_killed_at_its_time_limit(work, env: dict[str, str]) -> subprocess.Popen:
+    """A one-rule workflow whose job sleeps past its 1-minute time limit, run through the profile."""
+    work.mkdir()
+    (work / "Snakefile").write_text(
+        'rule slow:\n    output:\n        "slow.txt",\n    resources:\n        runtime=1,\n'
+        '    shell:\n        "sleep 600 && touch {output}"\n', encoding="utf-8")
+    return subprocess.Popen([os.path.join(BIN, "snakemake"), "-s", str(work / "Snakefile"), "-d", str(work),
+                             "--profile", str(PROFILE), *FAST, "slow.txt"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **env})
+
+
 @pytest.mark.slow
 @pytest.mark.data
-def test_replay_through_slurm_equals_the_local_run(slurm, tmp_path, data_dir):
-    cfg = write_config(tmp_path / "replay.yaml", REPLAY)
-    local, cluster = tmp_path / "local", tmp_path / "cluster"
-    r = snakemake(local, "--cores", "2", TARGET, configfile=cfg, data_dir=data_dir)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+def test_workflow_through_slurm(slurm, tmp_path, data_dir):
+    """Two runs side by side on one cluster (one test, so that `pytest -n` gives both to one worker):
+    a job that SLURM kills at its 1-minute time limit fails its run with SLURM's state within minutes;
+    the replay target runs through the profile to completion and equals a local run."""
+    killed_started = time.time()
+    killed = start_run_killed_at_its_time_limit(tmp_path / "killed", slurm)
+    try:
+        cfg = write_config(tmp_path / "replay.yaml", REPLAY)
+        local, cluster = tmp_path / "local", tmp_path / "cluster"
+        r = snakemake(local, "--cores", "2", TARGET, configfile=cfg, data_dir=data_dir)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        started = time.time()
+        r = snakemake(cluster, "--profile", str(PROFILE), *FAST, TARGET, configfile=cfg, data_dir=data_dir,
+                      env=slurm, timeout=900)
+        wall = time.time() - started
+        killed_out, _ = killed.communicate(timeout=600)
+        killed_wall = time.time() - killed_started
+    finally:
+        if killed.poll() is None:
+            killed.kill()
+            killed.wait()
+    states = squeue_states(slurm)
 
-    started = time.time()
-    r = snakemake(cluster, "--profile", str(PROFILE), *FAST, TARGET, configfile=cfg, data_dir=data_dir,
-                  env=slurm, timeout=900)
-    wall = time.time() - started
+    # the job killed at its time limit: the run failed, naming SLURM's state, within minutes
+    assert killed.returncode != 0, killed_out[-3000:]
+    (job,) = re.findall(r"has been submitted with SLURM jobid (\d+)", killed_out)
+    assert f"SLURM-job '{job}' failed, SLURM status is: 'TIMEOUT'" in killed_out, killed_out[-3000:]
+    assert states[job] == "TIMEOUT" and not (tmp_path / "killed/slow.txt").exists()
+    assert killed_wall < 300, killed_wall
+
+    # the replay: every job through sbatch, seen by squeue to complete, its SLURM log kept
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-5000:]
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
     # replay_data, replay_init, the replay group (pool, tune and rerank of every iteration), replay_table
     assert len(submitted) == 4, out[-5000:]
-    states = squeue_states(slurm)
-    assert all(states.get(job) == "COMPLETED" for job in submitted), (submitted, states)
+    assert all(states.get(j) == "COMPLETED" for j in submitted), (submitted, states)
     logs = sorted((cluster / ".snakemake/slurm_logs").rglob("*.log"))
     assert sorted(p.stem for p in logs) == sorted(submitted)
     assert any(p.parent.name.startswith("group_replay") for p in logs), logs
-
-    # every result file but the benchmark files (timings) is the same, byte for byte
+    # every result file but the benchmark files (timings) is the local run's, byte for byte
     results = [name for name in files_under(local / "results") if not name.startswith("benchmarks/")]
     assert results == [name for name in files_under(cluster / "results") if not name.startswith("benchmarks/")]
     assert any(name.endswith("weights") for name in results) and "replay/table.tsv" in results
     _, mismatch, errors = filecmp.cmpfiles(local / "results", cluster / "results", results, shallow=False)
     assert not mismatch and not errors, mismatch + errors
-    print(f"\nreplay through SLURM: {len(submitted)} sbatch jobs ({', '.join(submitted)}), all COMPLETED in squeue; "
+    print(f"\na 1-minute job killed by SLURM (job {job}): its run failed after {killed_wall:.0f} s with state TIMEOUT"
+          f"\nreplay through SLURM: {len(submitted)} sbatch jobs ({', '.join(submitted)}), all COMPLETED in squeue; "
           f"wall {wall:.0f} s; {len(results)} result files identical to the local run's")
-
-
-@pytest.mark.slow
-def test_a_job_slurm_kills_fails_the_run_within_minutes(slurm, tmp_path):
-    """A job over its time limit (1 minute) is killed by SLURM, and the run fails with its state: no hang."""
-    (tmp_path / "Snakefile").write_text(
-        'rule slow:\n    output:\n        "slow.txt",\n    resources:\n        runtime=1,\n'
-        '    shell:\n        "sleep 600 && touch {output}"\n', encoding="utf-8")
-    started = time.time()
-    r = subprocess.run([os.path.join(BIN, "snakemake"), "-s", str(tmp_path / "Snakefile"), "-d", str(tmp_path),
-                        "--profile", str(PROFILE), *FAST, "slow.txt"], capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **slurm})
-    wall = time.time() - started
-    out = r.stdout + r.stderr
-    assert r.returncode != 0, out[-3000:]
-    (job,) = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
-    assert f"SLURM-job '{job}' failed, SLURM status is: 'TIMEOUT'" in out, out[-3000:]
-    assert squeue_states(slurm)[job] == "TIMEOUT"
-    assert not (tmp_path / "slow.txt").exists()
-    assert wall < 240, wall
-    print(f"\na 1-minute job killed by SLURM: the run failed after {wall:.0f} s with SLURM state TIMEOUT")
 
 
 if __name__ == "__main__":
