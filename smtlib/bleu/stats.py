@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from smtlib.bleu.references import check_sentence_ids
 from smtlib.errors import InputError
 
 # numba (smtlib.bleu._kernels) and pandas are imported where they are used: together they cost about
@@ -157,18 +158,7 @@ def compute_stats(
     numpy.ndarray
         ``(N, STATS_WIDTH)`` float64 array in the layout of this module's docstring.
     """
-    if not references:
-        raise InputError("no references given")
-    n_sent = len(references[0])
-    for r, ref_set in enumerate(references):
-        if len(ref_set) != n_sent:
-            raise InputError(f"reference set {r + 1} has {len(ref_set)} segments, the first has {n_sent}")
-    sentence_ids = np.asarray(sentence_ids, dtype=np.int64)
-    if len(sentence_ids) != len(hypotheses):
-        raise InputError(f"{len(hypotheses)} hypotheses but {len(sentence_ids)} sentence ids")
-    if len(sentence_ids) and (sentence_ids.min() < 0 or sentence_ids.max() >= n_sent):
-        bad = int(sentence_ids.max() if sentence_ids.max() >= n_sent else sentence_ids.min())
-        raise InputError(f"sentence id {bad} has no reference (references have {n_sent} segments)")
+    sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
     n_refs = len(references)
     hyp_text = preprocess(hypotheses, settings)
     # References interleaved: reference r of sentence s is segment s * n_refs + r.
