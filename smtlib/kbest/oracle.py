@@ -17,10 +17,11 @@ from smtlib.bleu.variants import get_variant
 from smtlib.kbest.pool import argmax_per_sentence
 
 
-def oracle_indices(stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) -> np.ndarray:
-    """(S,) row of the oracle hypothesis of each sentence (-1 for a sentence without any)."""
-    sentence_scores = get_variant("bleu+1").score(stats)
-    choice = argmax_per_sentence(sentence_scores, offsets)
+def _greedy_corpus_ascent(choice: np.ndarray, stats: np.ndarray, offsets: np.ndarray, corpus_scores,
+                          max_passes: int) -> np.ndarray:
+    """From ``choice`` (a row per sentence, -1 for none), change one sentence's choice at a time to the
+    row that most raises the corpus score of the summed statistics (``corpus_scores``: rows of summed
+    statistics -> their scores, higher better), for at most ``max_passes`` passes."""
     present = choice >= 0
     if not present.any():
         return choice
@@ -32,8 +33,7 @@ def oracle_indices(stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) 
             if hi - lo < 2:
                 continue
             base = total - stats[choice[s]]
-            candidates = base[None, :] + stats[lo:hi]
-            scores = np.array([bleu_from_stats(row, smooth_method="none") for row in candidates])
+            scores = corpus_scores(base[None, :] + stats[lo:hi])  # the corpus score of each choice
             best = lo + int(np.argmax(scores))
             if best != choice[s] and scores[best - lo] > scores[choice[s] - lo]:
                 choice[s] = best
@@ -42,6 +42,16 @@ def oracle_indices(stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) 
         if not changed:
             break
     return choice
+
+
+def oracle_indices(stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) -> np.ndarray:
+    """(S,) row of the oracle hypothesis of each sentence (-1 for a sentence without any)."""
+    choice = argmax_per_sentence(get_variant("bleu+1").score(stats), offsets)
+
+    def corpus_bleu(rows):
+        return np.array([bleu_from_stats(row, smooth_method="none") for row in rows])
+
+    return _greedy_corpus_ascent(choice, stats, offsets, corpus_bleu, max_passes)
 
 
 def metric_oracle_indices(metric, stats: np.ndarray, offsets: np.ndarray, max_passes: int = 5) -> np.ndarray:
@@ -49,23 +59,4 @@ def metric_oracle_indices(metric, stats: np.ndarray, offsets: np.ndarray, max_pa
     start from the best sentence score, then the same greedy corpus ascent on summed statistics."""
     sign = 1.0 if metric.higher_is_better else -1.0
     choice = argmax_per_sentence(sign * metric.sentence(stats), offsets)
-    present = choice >= 0
-    if not present.any():
-        return choice
-    total = stats[choice[present]].sum(axis=0)
-    for _ in range(max_passes):
-        changed = False
-        for s in np.flatnonzero(present):
-            lo, hi = offsets[s], offsets[s + 1]
-            if hi - lo < 2:
-                continue
-            base = total - stats[choice[s]]
-            scores = sign * metric.sentence(base[None, :] + stats[lo:hi])  # the corpus score of each choice
-            best = lo + int(np.argmax(scores))
-            if best != choice[s] and scores[best - lo] > scores[choice[s] - lo]:
-                choice[s] = best
-                total = base + stats[best]
-                changed = True
-        if not changed:
-            break
-    return choice
+    return _greedy_corpus_ascent(choice, stats, offsets, lambda rows: sign * metric.sentence(rows), max_passes)
