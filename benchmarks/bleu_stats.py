@@ -51,27 +51,33 @@ def perturb(ref: list[str], vocab: list[str], rng: np.random.Generator, k: int) 
     return out
 
 
+def synthetic_pool(sentences: int, per_sentence: int, perturb_fn):
+    """References, their vocabulary, ``per_sentence`` hypotheses of each made by ``perturb_fn``, their
+    sentence ids, and the generator (seed 0) for the caller's further draws."""
+    rng = np.random.default_rng(0)
+    refs = references(sentences, rng)
+    vocab = sorted({t for r in refs for t in r.split()})
+    hyps: list[str] = []
+    ids: list[int] = []
+    for s, ref in enumerate(refs):
+        hyps += perturb_fn(ref.split(), vocab, rng, per_sentence)
+        ids += [s] * per_sentence
+    return refs, vocab, hyps, np.asarray(ids), rng
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--per-sentence", type=int, default=1000)
     parser.add_argument("--sample", type=int, default=20000, help="hypotheses scored with sacrebleu")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    refs = references(args.sentences, rng)
-    vocab = sorted({t for r in refs for t in r.split()})
-    hyps: list[str] = []
-    ids: list[int] = []
-    for s, ref in enumerate(refs):
-        hyps += perturb(ref.split(), vocab, rng, args.per_sentence)
-        ids += [s] * args.per_sentence
-    ids_arr = np.asarray(ids)
+    refs, vocab, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence, perturb)
     n = len(hyps)
     print(f"pool: {args.sentences} sentences x {args.per_sentence} = {n:,} hypotheses")
 
-    compute_stats(hyps[:1000], ids_arr[:1000], [refs], BleuSettings())  # numba compile / cache load
+    compute_stats(hyps[:1000], ids_arr[:1000], [refs], BleuSettings(tokenize="none"))  # numba compile / cache load
     start = time.perf_counter()
-    stats = compute_stats(hyps, ids_arr, [refs], BleuSettings())
+    stats = compute_stats(hyps, ids_arr, [refs], BleuSettings(tokenize="none"))
     ours = time.perf_counter() - start
     print(f"smtlib compute_stats: {ours:.2f} s, {n / ours:,.0f} hypotheses/s")
 

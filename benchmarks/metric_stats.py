@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from benchmarks.bleu_stats import references  # noqa: E402
+from benchmarks.bleu_stats import synthetic_pool  # noqa: E402
 from smtlib.bleu.chrf import ChrfSettings, compute_chrf_stats  # noqa: E402
 from smtlib.bleu.ter import compute_ter_stats  # noqa: E402
 
@@ -76,15 +76,7 @@ def main() -> None:
     parser.add_argument("--ter-sample", type=int, default=1000, help="hypotheses scored with sacrebleu's TER")
     parser.add_argument("--chrf-sample", type=int, default=5000, help="hypotheses scored with sacrebleu's chrF")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    refs = references(args.sentences, rng)
-    vocab = sorted({t for r in refs for t in r.split()})
-    hyps: list[str] = []
-    ids: list[int] = []
-    for s, ref in enumerate(refs):
-        hyps += perturb(ref.split(), vocab, rng, args.per_sentence)
-        ids += [s] * args.per_sentence
-    ids_arr = np.asarray(ids)
+    refs, _, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence, perturb)
     n = len(hyps)
     print(f"pool: {args.sentences} sentences x {args.per_sentence} = {n:,} hypotheses, "
           f"{np.mean([len(h.split()) for h in hyps]):.1f} words on average")
