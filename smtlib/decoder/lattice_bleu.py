@@ -11,7 +11,7 @@ always suffice.
 **Hope and fear inside a lattice** (Cherry & Foster 2012, §3.1: "the same oracle lattice decoding
 algorithms as online MIRA"): the hope is ``argmax_e w . h(e) + B(e)`` and the fear
 ``argmax_e w . h(e) - B(e)`` over all paths of the lattice, with ``B`` the pseudo-document BLEU of
-Algorithm 1 (Chiang et al. 2008 §3.1; :func:`smtlib.tuners.kbmira.background_bleu`: BLEU of the
+Algorithm 1 (Chiang et al. 2008 §3.1; :func:`smtlib.bleu.background.background_bleu`: BLEU of the
 background BG plus the path's statistics, times the reference length of the sum). ``B`` does not
 decompose over edges (the n-gram precisions are ratios, matches are clipped, the brevity penalty is
 a function of the total length), so we replace it on lattice paths by its **linear** approximation,
@@ -62,6 +62,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from smtlib.bleu.background import background_bleu
 from smtlib.bleu.stats import BleuSettings, preprocess
 from smtlib.decoder.lattice_set import LatticeSet
 from smtlib.errors import InputError
@@ -319,27 +320,6 @@ def fill_whole_path_stats(ls: LatticeSet, refs: LatticeReferences) -> None:
 
 
 # ------------------------------------------------------------------------------------ linear BLEU
-@numba.njit(cache=True)
-def background_bleu(stats_row, bg, scale_ref):
-    """Algorithm 1's B: BLEU of ``bg + stats_row``, times its reference length when ``scale_ref``.
-
-    The same function as :func:`smtlib.tuners.kbmira.background_bleu` (Moses's
-    ``sentenceLevelBackgroundBleu``), repeated here so that the decoder package does not import
-    the tuners; ``tests/test_lattice_bleu.py`` checks that the two agree.
-    """
-    ratio = 1.0
-    for n in range(4):
-        ratio *= (stats_row[2 + n] + bg[2 + n]) / (stats_row[6 + n] + bg[6 + n])
-    value = np.sqrt(np.sqrt(ratio))
-    c = stats_row[6] + bg[6]
-    r = stats_row[1] + bg[1]
-    if c < r:
-        value *= np.exp(1.0 - r / c) if c > 0 else 0.0
-    if scale_ref:
-        value *= r
-    return value
-
-
 @numba.njit(cache=True)
 def linear_coefficients(bg, scale_ref, r_sent):
     """Coefficients of B_lin at the pseudo-document ``bg`` (see the module docstring).

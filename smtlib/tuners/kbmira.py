@@ -43,30 +43,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib.bleu.background import background_bleu
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import TuneResult, Tuner
 from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
-
-
-@numba.njit(cache=True)
-def background_bleu(stats_row, bg, scale_ref):
-    """BLEU of ``bg + stats_row`` (Moses ``sentenceLevelBackgroundBleu``), times its ref length.
-
-    log BLEU = 1/4 sum_n log((m_n + B_m_n) / (t_n + B_t_n)) + min(0, 1 - r / c) over the summed
-    row, c the summed unigram count; multiplied by r when ``scale_ref``.
-    """
-    ratio = 1.0
-    for n in range(4):
-        ratio *= (stats_row[2 + n] + bg[2 + n]) / (stats_row[6 + n] + bg[6 + n])
-    value = np.sqrt(np.sqrt(ratio))
-    c = stats_row[6] + bg[6]
-    r = stats_row[1] + bg[1]
-    if c < r:
-        value *= np.exp(1.0 - r / c) if c > 0 else 0.0
-    if scale_ref:
-        value *= r
-    return value
 
 
 @numba.njit(cache=True)

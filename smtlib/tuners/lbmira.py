@@ -36,10 +36,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib.bleu.background import background_bleu
 from smtlib.decoder.lattice_bleu import (
     LatticeReferences,
     _stats_of_tokens,
-    background_bleu,
     linear_coefficients,
     oracle_path,
     oracle_workspace,
