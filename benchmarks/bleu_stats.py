@@ -41,18 +41,27 @@ def references(n: int, rng: np.random.Generator) -> list[str]:
     return [" ".join(rng.choice(words, size=rng.integers(5, 25))) for _ in range(n)]
 
 
-def perturb(ref: list[str], vocab: list[str], rng: np.random.Generator, k: int) -> list[str]:
+def perturb(ref: list[str], vocab: list[str], rng: np.random.Generator, k: int, move: bool = False) -> list[str]:
+    """k hypotheses: words dropped (20 %), up to 3 inserted; with ``move`` (TER's shifts), a span of
+    1-3 words also moved half the time."""
     out = []
     for _ in range(k):
         tokens = [t for t in ref if rng.random() > 0.2]
         for _ in range(rng.integers(0, 4)):
             tokens.insert(int(rng.integers(0, len(tokens) + 1)), vocab[int(rng.integers(0, len(vocab)))])
+        if move and len(tokens) > 4 and rng.random() < 0.5:
+            length = int(rng.integers(1, 4))
+            i = int(rng.integers(0, len(tokens) - length))
+            span = tokens[i:i + length]
+            del tokens[i:i + length]
+            j = int(rng.integers(0, len(tokens) + 1))
+            tokens[j:j] = span
         out.append(" ".join(tokens))
     return out
 
 
-def synthetic_pool(sentences: int, per_sentence: int, perturb_fn):
-    """References, their vocabulary, ``per_sentence`` hypotheses of each made by ``perturb_fn``, their
+def synthetic_pool(sentences: int, per_sentence: int, move: bool = False):
+    """References, their vocabulary, ``per_sentence`` hypotheses of each (:func:`perturb`), their
     sentence ids, and the generator (seed 0) for the caller's further draws."""
     rng = np.random.default_rng(0)
     refs = references(sentences, rng)
@@ -60,7 +69,7 @@ def synthetic_pool(sentences: int, per_sentence: int, perturb_fn):
     hyps: list[str] = []
     ids: list[int] = []
     for s, ref in enumerate(refs):
-        hyps += perturb_fn(ref.split(), vocab, rng, per_sentence)
+        hyps += perturb(ref.split(), vocab, rng, per_sentence, move)
         ids += [s] * per_sentence
     return refs, vocab, hyps, np.asarray(ids), rng
 
@@ -71,7 +80,7 @@ def main() -> None:
     parser.add_argument("--per-sentence", type=int, default=1000)
     parser.add_argument("--sample", type=int, default=20000, help="hypotheses scored with sacrebleu")
     args = parser.parse_args()
-    refs, vocab, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence, perturb)
+    refs, vocab, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence)
     n = len(hyps)
     print(f"pool: {args.sentences} sentences x {args.per_sentence} = {n:,} hypotheses")
 

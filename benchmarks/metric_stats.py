@@ -32,24 +32,6 @@ from smtlib.bleu.chrf import ChrfSettings, compute_chrf_stats  # noqa: E402
 from smtlib.bleu.ter import compute_ter_stats  # noqa: E402
 
 
-def perturb(ref: list[str], vocab: list[str], rng: np.random.Generator, k: int) -> list[str]:
-    """k hypotheses: words dropped (20 %), up to 3 inserted, and a span of 1-3 words moved half the time."""
-    out = []
-    for _ in range(k):
-        tokens = [t for t in ref if rng.random() > 0.2]
-        for _ in range(rng.integers(0, 4)):
-            tokens.insert(int(rng.integers(0, len(tokens) + 1)), vocab[int(rng.integers(0, len(vocab)))])
-        if len(tokens) > 4 and rng.random() < 0.5:
-            length = int(rng.integers(1, 4))
-            i = int(rng.integers(0, len(tokens) - length))
-            span = tokens[i:i + length]
-            del tokens[i:i + length]
-            j = int(rng.integers(0, len(tokens) + 1))
-            tokens[j:j] = span
-        out.append(" ".join(tokens))
-    return out
-
-
 def sacrebleu_rates(metric, hyps, ids, refs, sample) -> tuple[float, float, np.ndarray]:
     """(segment-statistics rate, sentence_score rate, statistics of the sample) of a sacrebleu metric."""
     cache: dict[int, dict] = {}
@@ -76,7 +58,7 @@ def main() -> None:
     parser.add_argument("--ter-sample", type=int, default=1000, help="hypotheses scored with sacrebleu's TER")
     parser.add_argument("--chrf-sample", type=int, default=5000, help="hypotheses scored with sacrebleu's chrF")
     args = parser.parse_args()
-    refs, _, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence, perturb)
+    refs, _, hyps, ids_arr, rng = synthetic_pool(args.sentences, args.per_sentence, move=True)
     n = len(hyps)
     print(f"pool: {args.sentences} sentences x {args.per_sentence} = {n:,} hypotheses, "
           f"{np.mean([len(h.split()) for h in hyps]):.1f} words on average")
