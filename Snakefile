@@ -35,8 +35,11 @@ report: "config/report/workflow.rst"
 
 # numba compiles its kernels on first use: once, here, rather than in every first job at once
 # (smtlib.warmup; skipped in milliseconds once done; SMTLIB_WARMUP=0 turns it off)
+# on a SLURM cluster, a job that can never start (a request over its partition's limits) fails the run
+# with the reason instead of leaving it waiting forever (smtlib.slurm_watch)
 onstart:
     warm_up_numba()
+    watch_slurm_queue()
 
 
 rule all:

@@ -274,6 +274,18 @@ def warm_up_numba():
         )
 
 
+def watch_slurm_queue():
+    """On a SLURM run, cancel (and explain) any job of this run that can never start, e.g. one asking
+    for more than its partition allows: the executor plugin would wait for it forever
+    (smtlib.slurm_watch; SMTLIB_SLURM_WATCH_SECONDS sets the poll interval, 0 turns it off)."""
+    plugin = workflow.executor_plugin
+    if plugin is None or plugin.name != "slurm":
+        return
+    from smtlib.slurm_watch import start_watch
+
+    start_watch(workflow.workdir_init, lambda message: print(f"smtlib: {message}", file=sys.stderr, flush=True))
+
+
 # ---------------------------------------------------------------- options rendered for the shell
 TM1_SYMMETRIZATION = canonical_symmetrization(config["system"]["tm1_symmetrization"])
 # the symmetrized alignments `smtlib train align` writes: TM0's diag-and and TM1's (once each)

@@ -8,7 +8,9 @@
   test skips where it cannot: not root, no apt-get, no executor plugin): the replay target runs through
   the profile to completion, every job through sbatch (squeue saw each one complete, its SLURM log is
   there), and its results equal a local run's byte for byte; meanwhile a job that SLURM kills at its
-  1-minute time limit fails its run with SLURM's state in the message within minutes. Every daemon the
+  1-minute time limit fails its run with SLURM's state in the message within minutes, and so does a job
+  that can never start (more CPUs than the node has: PENDING with reason PartitionConfig), which the
+  workflow's watch (smtlib.slurm_watch) cancels with the reason. Every daemon the
   script started is stopped at the end, also when the test fails.
 """
 
@@ -19,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -162,16 +165,41 @@ def start_run_killed_at_its_time_limit(work, env: dict[str, str]) -> subprocess.
                             env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **env})
 
 
+class Finished:
+    """A run's output and the moment it ended, collected by a thread while the test does other work
+    (so that its wall time is its own, not the time until the test looks)."""
+
+    def __init__(self, proc: subprocess.Popen, started: float):
+        self.proc, self.started, self.output, self.wall = proc, started, "", None
+        self.thread = threading.Thread(target=self._collect, daemon=True)
+        self.thread.start()
+
+    def _collect(self):
+        self.output, _ = self.proc.communicate()
+        self.wall = time.time() - self.started
+
+    def wait(self, timeout: float) -> "Finished":
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            self.proc.kill()
+            self.thread.join(30)
+        return self
+
+
 @pytest.mark.slow
 @pytest.mark.data
 def test_workflow_through_slurm(slurm, tmp_path, data_dir):
-    """Two runs side by side on one cluster (one test, so that `pytest -n` gives both to one worker):
-    a job that SLURM kills at its 1-minute time limit fails its run with SLURM's state within minutes;
+    """Three runs side by side on one cluster (one test, so that `pytest -n` gives them to one worker):
+    a job that SLURM kills at its 1-minute time limit fails its run with SLURM's state within minutes; a
+    job that can never start fails its run with the reason within minutes;
     the replay target runs through the profile to completion and equals a local run."""
-    killed_started = time.time()
-    killed = start_run_killed_at_its_time_limit(tmp_path / "killed", slurm)
+    killed = Finished(start_run_killed_at_its_time_limit(tmp_path / "killed", slurm), time.time())
+    cfg = write_config(tmp_path / "replay.yaml", REPLAY)
+    # a job that asks for more CPUs than any node has: PENDING (PartitionConfig) forever without the watch
+    never = Finished(snakemake(tmp_path / "never", "--profile", str(PROFILE), *FAST,
+                               "--set-resources=replay_data:cpus_per_task=64", TARGET, configfile=cfg, data_dir=data_dir,
+                               popen=True, env={**slurm, "SMTLIB_SLURM_WATCH_SECONDS": "3"}), time.time())
     try:
-        cfg = write_config(tmp_path / "replay.yaml", REPLAY)
         local, cluster = tmp_path / "local", tmp_path / "cluster"
         r = snakemake(local, "--cores", "2", TARGET, configfile=cfg, data_dir=data_dir)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -179,20 +207,25 @@ def test_workflow_through_slurm(slurm, tmp_path, data_dir):
         r = snakemake(cluster, "--profile", str(PROFILE), *FAST, TARGET, configfile=cfg, data_dir=data_dir,
                       env=slurm, timeout=900)
         wall = time.time() - started
-        killed_out, _ = killed.communicate(timeout=600)
-        killed_wall = time.time() - killed_started
     finally:
-        if killed.poll() is None:
-            killed.kill()
-            killed.wait()
+        killed.wait(600)
+        never.wait(600)
+    killed_out, killed_wall, never_out, never_wall = killed.output, killed.wall, never.output, never.wall
     states = squeue_states(slurm)
 
     # the job killed at its time limit: the run failed, naming SLURM's state, within minutes
-    assert killed.returncode != 0, killed_out[-3000:]
+    assert killed.proc.returncode != 0, killed_out[-3000:]
     (job,) = re.findall(r"has been submitted with SLURM jobid (\d+)", killed_out)
     assert f"SLURM-job '{job}' failed, SLURM status is: 'TIMEOUT'" in killed_out, killed_out[-3000:]
     assert states[job] == "TIMEOUT" and not (tmp_path / "killed/slow.txt").exists()
     assert killed_wall < 300, killed_wall
+
+    # the job that can never start: cancelled by the workflow's watch, with the reason, within minutes
+    assert never.proc.returncode != 0, never_out[-3000:]
+    (never_job,) = re.findall(r"has been submitted with SLURM jobid (\d+)", never_out)
+    assert f"SLURM job {never_job} (replay_data) can never start: squeue gives reason PartitionConfig" in never_out
+    assert f"SLURM-job '{never_job}' failed, SLURM status is: 'CANCELLED'" in never_out, never_out[-3000:]
+    assert states[never_job] == "CANCELLED" and never_wall < 300, never_wall
 
     # the replay: every job through sbatch, seen by squeue to complete, its SLURM log kept
     out = r.stdout + r.stderr
@@ -211,6 +244,7 @@ def test_workflow_through_slurm(slurm, tmp_path, data_dir):
     _, mismatch, errors = filecmp.cmpfiles(local / "results", cluster / "results", results, shallow=False)
     assert not mismatch and not errors, mismatch + errors
     print(f"\na 1-minute job killed by SLURM (job {job}): its run failed after {killed_wall:.0f} s with state TIMEOUT"
+          f"\na job asking for 64 CPUs (job {never_job}): cancelled as never starting, its run failed after {never_wall:.0f} s"
           f"\nreplay through SLURM: {len(submitted)} sbatch jobs ({', '.join(submitted)}), all COMPLETED in squeue; "
           f"wall {wall:.0f} s; {len(results)} result files identical to the local run's")
 
