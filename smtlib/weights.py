@@ -310,6 +310,27 @@ def _definition_count(section: str, line: str, path, lineno: int) -> int:
     return int(parts[-2])
 
 
+def parse_weight_line(line: str, path: str | os.PathLike, lineno: int) -> tuple[str, list[float]]:
+    """One line of a moses.ini ``[weight]`` section, ``NAME= v0 v1 ...``: the name and its values.
+
+    The one reader of that line (:func:`from_moses_ini` and :class:`smtlib.system.moses_ini.MosesIni`
+    use it). Values follow :mod:`smtlib.values` (finite numbers only).
+
+    Raises
+    ------
+    InputError
+        If the line has no ``=``, no name, no value, or a value that is not a finite number.
+    """
+    name, sep, rest = line.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise InputError(f"expected 'NAME= values' in [weight], got {line!r}", path, lineno)
+    values = [parse_number(v, f"weight of {name!r}:", path, lineno) for v in rest.split()]
+    if not values:
+        raise InputError(f"no value for {name!r}", path, lineno)
+    return name, values
+
+
 def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
     """Read the weights of a moses.ini into smtlib names.
 
@@ -385,13 +406,7 @@ def from_moses_ini(path: str | os.PathLike) -> dict[str, float]:
             continue
         if section != "weight":
             continue
-        if "=" not in line:
-            raise InputError(f"expected 'NAME= values' in [weight], got {line!r}", path, lineno)
-        name, _, rest = line.partition("=")
-        name = name.strip()
-        values = [parse_number(v, f"weight of {name!r}:", path, lineno) for v in rest.split()]
-        if not values:
-            raise InputError(f"no value for {name!r}", path, lineno)
+        name, values = parse_weight_line(line, path, lineno)
         expected = features.get(name)
         if expected is not None and len(values) != expected:
             raise InputError(f"{name!r} has {len(values)} weights but [feature] declares num-features={expected}", path, lineno)

@@ -18,7 +18,7 @@ from smtlib.errors import InputError
 from smtlib.system.modeldir import read_model_spec
 from smtlib.system.moses_export import MISSING_PROBABILITY, export_moses, feature_map
 from smtlib.system.moses_ini import MosesIni
-from smtlib.weights import write_weights
+from smtlib.weights import from_moses_ini, write_weights
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -211,3 +211,20 @@ def test_moses_decodes_the_export_as_we_do(tmp_path, feature_set, binary):
         if binary == "moses":
             assert a[3] == b[3]
     assert any(t[3] for t in ours) == (feature_set == "big")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("LM0= nan", "is not finite"),
+    ("LM0= 0.5x", "is not a number"),
+    ("LM0=", "no value for 'LM0'"),
+    ("= 0.5", "expected 'NAME= values'"),
+    ("LM0= 0.5\nLM0= 0.7", "weight 'LM0(_0)?' given twice"),
+])
+def test_weight_section_read_by_the_one_weight_line_reader(tmp_path, line, message):
+    """MosesIni reads [weight] through smtlib.weights.parse_weight_line, as from_moses_ini does: a NaN,
+    a typo, a missing value or a name given twice is an error at its line, never a weight."""
+    ini = tmp_path / "moses.ini"
+    ini.write_text("[feature]\nKENLM name=LM0 factor=0 order=3 path=lm.arpa\n\n[weight]\n" + line + "\n")
+    for read in (MosesIni.read, from_moses_ini):
+        with pytest.raises(InputError, match=message):
+            read(ini)

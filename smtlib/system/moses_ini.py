@@ -38,7 +38,7 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.io import read_lines
-from smtlib.weights import format_value
+from smtlib.weights import format_value, parse_weight_line
 
 #: number of values of the feature types whose count is fixed
 FIXED_COUNTS = {"WordPenalty": 1, "UnknownWordPenalty": 1, "PhrasePenalty": 1, "Distortion": 1, "KENLM": 1}
@@ -159,14 +159,11 @@ class MosesIni:
                     raise InputError(f"two features named {feat.name!r}", path, lineno)
                 features.append(feat)
             elif section == "weight":
-                name, sep, rest = line.partition("=")
-                if not sep:
-                    raise InputError(f"expected 'NAME= values' in [weight], got {line!r}", path, lineno)
-                try:
-                    weights[name.strip()] = [float(v) for v in rest.split()]
-                except ValueError:
-                    raise InputError(f"non-numeric weight for {name.strip()!r}", path, lineno) from None
-                weight_lines[name.strip()] = lineno
+                name, values = parse_weight_line(line, path, lineno)
+                if name in weights:
+                    raise InputError(f"weight {name!r} given twice", path, lineno)
+                weights[name] = values
+                weight_lines[name] = lineno
             else:
                 sections[section].append(line)
         sections.pop("feature", None)
