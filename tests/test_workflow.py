@@ -456,3 +456,42 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
     assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
+    assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
+    metric_sweep_on_the_quick_run(tmp_path, data_dir)
+
+
+def metric_sweep_on_the_quick_run(work, data_dir):
+    """Issue 25's sweep added to a finished quick run: Small's kb-mert and kb-mira tuned toward BLEU and
+    chrF, scored with BLEU, chrF and TER. BLEU's runs are reused (not one of their loop jobs reruns);
+    the scores are sacrebleu's on the runs' outputs; the matrix has a row per method and metric."""
+    import sacrebleu
+
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    config = {**quick, "feature_sets": ["small"], "methods": ["mert", "kbmira"], "extended_methods": [],
+              "tuning": {**quick["tuning"], "metric": ["bleu", "chrf"]}, "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
+    cfg = write_config(work / "metric_sweep.yaml", config)
+    r = snakemake(work, "-n", "--quiet", "rules", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
+                  timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["select_best"] == counts["tune_first"] == 4  # chrF's runs only: (mert, kbmira) x (s0, s1)
+    assert counts["score_test"] == 8 * 2 * 2  # every run's two test sets in chrF and TER
+    r = snakemake(work, "--cores", "2", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    lines = (work / "results/metric_matrix.tsv").read_text().splitlines()
+    assert lines[0].split("\t") == ["pair", "feature_set", "method", "tuning_metric", "runs", "bleu", "chrf", "ter"]
+    rows = [ln.split("\t") for ln in lines[1:5]]
+    assert [r[2:5] for r in rows] == [["mert", "bleu", "2"], ["kbmira", "bleu", "2"], ["mert", "chrf", "2"],
+                                      ["kbmira", "chrf", "2"]]
+    assert all(0 < float(x) < 100 for r in rows for x in r[5:7]) and all(float(r[7]) > 0 for r in rows)
+    assert sum(ln.startswith("# signature ") for ln in lines[5:]) >= 3
+    run = work / "results/tune/fr-en/small/kbmira/default@chrf/s1"
+    hyps = (run / "test.test2017.1best").read_text(encoding="utf-8").splitlines()
+    refs = (work / "results/data/fr-en/test.test2017.ref").read_text(encoding="utf-8").splitlines()
+    chrf = json.loads((run / "test.test2017.chrf.json").read_text())
+    assert chrf["score"] == pytest.approx(sacrebleu.CHRF(lowercase=True).corpus_score(hyps, [refs]).score, abs=1e-6)
+    ter = json.loads((run / "test.test2017.ter.json").read_text())
+    assert ter["score"] == pytest.approx(sacrebleu.TER().corpus_score(hyps, [refs]).score, abs=1e-6)
+    assert "pool_chrf_out" in json.loads((run / "it2/tune.json").read_text())  # the step tuned toward chrF
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["setting"] == "default@chrf" and set(summary["metrics"]) == {"chrf", "ter"}
