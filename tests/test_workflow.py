@@ -470,7 +470,7 @@ def metric_sweep_on_the_quick_run(work, data_dir):
     config = {**quick, "feature_sets": ["small"], "methods": ["mert", "kbmira"], "extended_methods": [],
               "tuning": {**quick["tuning"], "metric": ["bleu", "chrf"]}, "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
     cfg = write_config(work / "metric_sweep.yaml", config)
-    r = snakemake(work, "-n", "--quiet", "rules", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
+    r = snakemake(work, "-n", "results/metric_matrix.tsv", "--quiet", "rules", configfile=cfg, data_dir=data_dir,
                   timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
