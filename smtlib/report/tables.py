@@ -156,11 +156,11 @@ def _metric_section(runs: list[dict], methods: list[str], feature_sets: list[str
             means = [statistics.fmean(r["test"] for r in rs)]
             means += [statistics.fmean(r["metrics"][name]["test"] for r in rs) for name in metrics]
             text += f"| {paper_name(m)} | {fs} | " + " | ".join(f"{v:.2f}" for v in means) + " |\n"
-    text += "\n## Signatures of the evaluation metrics\n\n"
+    blocks = []
     for label, name in zip(labels[1:], metrics, strict=True):
         signatures = sorted({s for r in runs for s in r["metrics"][name].get("signatures", [])})
-        text += f"{label}:\n\n" + "".join(f"    {s}\n" for s in signatures) + "\n"
-    return text
+        blocks.append(f"{label}:\n\n" + "".join(f"    {s}\n" for s in signatures))
+    return text + "\n## Signatures of the evaluation metrics\n\n" + "\n".join(blocks)
 
 
 def companion(
