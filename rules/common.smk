@@ -6,6 +6,7 @@ import difflib
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import PurePosixPath
@@ -13,11 +14,18 @@ from types import SimpleNamespace
 
 from snakemake.utils import validate
 
+from smtlib.bleu.metrics import METRICS, parse_mixture
 from smtlib.bleu.stats import tokenizers
 from smtlib.data.corpora import PAIRS, REPLAY_ITERATIONS
+from smtlib.errors import InputError
 from smtlib.system.align import canonical_symmetrization
 from smtlib.system.feature_sets import FEATURE_SETS
-from smtlib.tuners.registry import get_tuner_class, input_kind, list_tuners
+from smtlib.tuners.registry import (
+    check_metric,
+    get_tuner_class,
+    input_kind,
+    list_tuners,
+)
 
 
 validate(config, schema="../config/schema/config.schema.yaml")
@@ -35,9 +43,46 @@ def _unknown_names(kind, used, known, where):
     return lines
 
 
+def tuning_metrics():
+    """`tuning.metric` as a list: one metric, or the sweep's (the first is the tables' metric)."""
+    metric = config["tuning"]["metric"]
+    return metric if isinstance(metric, list) else [metric]
+
+
+def _metric_errors():
+    """Lines for the metrics the registries do not know (smtlib.bleu.metrics for the names, the tuner
+    registry for which metrics each table method takes, as `smtlib tune --list` shows them).
+    """
+    errors = []
+    methods = list(dict.fromkeys(config["methods"] + config["extended_methods"]))
+    for spec in tuning_metrics():
+        try:
+            names = parse_mixture(spec).names
+        except InputError as e:
+            errors.append(f"config: tuning.metric {spec!r}: {e}")
+            continue
+        for method in methods:
+            try:
+                check_metric(method, names)
+            except InputError as e:
+                errors.append(
+                    f"config: tuning.metric {spec!r} for the tables' methods: {e} (smtlib tune --list)"
+                )
+    evaluation = config["evaluation"]["metrics"]
+    errors += _unknown_names(
+        "a metric", evaluation, list(METRICS), "smtlib score --metric"
+    )
+    if "bleu" not in evaluation:
+        errors.append(
+            f"config: evaluation.metrics {evaluation} lacks bleu (the tables' primary score)"
+        )
+    return errors
+
+
 def _check_config():
-    """Checks the schema cannot express: method, feature-set and tokenizer names against their
-    owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu), table pairs, sweep targets.
+    """Checks the schema cannot express: method, feature-set, tokenizer and metric names against
+    their owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu, smtlib.bleu.metrics),
+    the tables' methods against the tuning metric, table pairs, sweep targets.
     """
     methods = set(config["methods"]) | set(config["extended_methods"])
     methods |= set(config["replay"]["methods"]) | {
@@ -64,6 +109,7 @@ def _check_config():
         list(tokenizers()),
         "sacrebleu",
     )
+    errors += _metric_errors()
     if errors:
         raise ValueError("\n".join(errors))
     names = [t["name"] for t in config["tables"]]
@@ -135,6 +181,14 @@ ALL_METHODS = sorted(
     set(TABLE_METHODS) | set(SWEEP_METHODS) | set(config["replay"]["methods"])
 )
 DEFAULT = "default"  # the {setting} of runs with the configured hyper-parameters
+# the tuning metrics (tuning.metric): the first is the tables' and curves'; with a list, the metric
+# matrix has them all; Figure 1's sweep and the replay reproduce the paper's BLEU experiments
+TUNING_METRICS = tuning_metrics()
+TABLE_METRIC = TUNING_METRICS[0]
+# the metrics of the test scores: bleu (the tables' score) and others
+EVALUATION_METRICS = config["evaluation"]["metrics"]
+# between a run's hyper-parameter setting and a tuning metric other than BLEU
+METRIC_MARK = "@"
 
 
 def applies(method, feature_set):
@@ -145,6 +199,18 @@ def applies(method, feature_set):
 def test_sets(pair):
     """The test-set names of a pair (Multi30k: test2016 and test2017; the others: test)."""
     return sorted(PAIRS[pair].tests)
+
+
+def run_setting(hyper, metric):
+    """A run's {setting}: its hyper-parameters (DEFAULT or PARAM=VALUE), then @METRIC when it tunes
+    toward a metric other than BLEU (BLEU's runs keep the paths they always had)."""
+    return hyper if metric == "bleu" else f"{hyper}{METRIC_MARK}{metric}"
+
+
+def setting_parts(setting):
+    """(hyper-parameter setting, tuning metric) of a run's {setting} (the inverse of run_setting)."""
+    hyper, _, metric = setting.partition(METRIC_MARK)
+    return hyper, metric or "bleu"
 
 
 def sweep_settings():
@@ -227,7 +293,22 @@ def runs_of(pair, methods, feature_sets=None, settings=(DEFAULT,), samples=None)
 
 def table_runs(table, extended=False):
     methods = TABLE_METHODS if extended else config["methods"]
-    return runs_of(TABLES[table], methods)
+    return runs_of(
+        TABLES[table], methods, settings=(run_setting(DEFAULT, TABLE_METRIC),)
+    )
+
+
+def matrix_runs():
+    """(tuning metric, run directory) of the metric matrix: every table pair's runs (the extended
+    tables' methods), once per tuning metric."""
+    return [
+        (metric, run)
+        for pair in dict.fromkeys(TABLES.values())
+        for metric in TUNING_METRICS
+        for run in runs_of(
+            pair, TABLE_METHODS, settings=(run_setting(DEFAULT, metric),)
+        )
+    ]
 
 
 def sweep_runs():
@@ -253,6 +334,8 @@ def all_targets():
     targets += [f"results/figures/curves_{p}.png" for p in curve_pairs()]
     if config["sweep"]["grid"]:
         targets.append("results/figures/figure1.png")
+    if isinstance(config["tuning"]["metric"], list):
+        targets.append("results/metric_matrix.tsv")
     targets.append("results/replay/table.tsv")
     targets.append("results/figures/pro_mert.png")
     return targets
@@ -365,6 +448,15 @@ def bleu_options(section="bleu"):
     return opts + (" --lowercase" if config[section]["lowercase"] else "")
 
 
+def scoring_options(wildcards):
+    """The options of a k-best tuning step's `smtlib kbest add` and `smtlib tune` (both take them):
+    BLEU's, and `--metric` when the run's {setting} names a metric other than BLEU (the pool keeps
+    that metric's statistics, the tuner optimizes it). BLEU's runs get what they always had.
+    """
+    _, metric = setting_parts(wildcards.setting)
+    return bleu_options() + ("" if metric == "bleu" else f" --metric {metric}")
+
+
 def decoder_options(wildcards=None, input=None):
     """smtlib decode's search settings; with decoder.backend moses, also the Moses binary and the
     model's exported moses.ini (the decode rule's ``moses`` input, see ``moses_system``).
@@ -403,8 +495,9 @@ def tune_settings(wildcards):
     settings.update(
         config["pair_method_settings"].get(wildcards.pair, {}).get(wildcards.method, {})
     )
-    if wildcards.setting != DEFAULT:
-        key, value = wildcards.setting.split("=", 1)
+    hyper, _ = setting_parts(wildcards.setting)
+    if hyper != DEFAULT:
+        key, value = hyper.split("=", 1)
         settings[key] = value
     return " ".join(f"--set {k}={v}" for k, v in settings.items())
 
@@ -482,16 +575,22 @@ def wildcards_at(wildcards, it):
     return SimpleNamespace(**{**dict(wildcards.items()), "it": str(it)})
 
 
-def test_bleus(wildcards):
+def test_scores(wildcards):
+    """The scores of the run's test outputs: each test set's, in each evaluation metric (BLEU's by
+    decode_test, the others' by score_test)."""
     return [
-        f"{run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)
+        f"{run_of(wildcards)}/test.{t}.{m}.json"
+        for t in test_sets(wildcards.pair)
+        for m in EVALUATION_METRICS
     ]
 
 
 def test_arguments(wildcards):
-    """`--test NAME=FILE` arguments of a run summary, one per test set of the pair."""
+    """`--test NAME=FILE` arguments of a run summary: each test set of the pair, in each metric."""
     return " ".join(
-        f"{t}={run_of(wildcards)}/test.{t}.bleu.json" for t in test_sets(wildcards.pair)
+        f"{t}={run_of(wildcards)}/test.{t}.{m}.json"
+        for t in test_sets(wildcards.pair)
+        for m in EVALUATION_METRICS
     )
 
 
@@ -556,7 +655,9 @@ def significance_options():
 
 
 def pair_curves(wildcards):
-    runs = runs_of(wildcards.pair, TABLE_METHODS)
+    runs = runs_of(
+        wildcards.pair, TABLE_METHODS, settings=(run_setting(DEFAULT, TABLE_METRIC),)
+    )
     return [f"{r}/curve.tsv" for r in runs]
 
 
@@ -579,14 +680,28 @@ def not_applicable_cells():
     )
 
 
+def _tuned_toward():
+    """The titles' note of a tuning metric other than BLEU (none for BLEU, the paper's)."""
+    return "" if TABLE_METRIC == "bleu" else f", tuned toward {TABLE_METRIC}"
+
+
 def table_title(wildcards):
     pair = TABLES[wildcards.table]
-    return f"{wildcards.table}: {pair}, the methods of Cherry & Foster (2012)'s tables"
+    return f"{wildcards.table}: {pair}, the methods of Cherry & Foster (2012)'s tables{_tuned_toward()}"
 
 
 def extended_title(wildcards):
     pair = TABLES[wildcards.table]
-    return f"{wildcards.table} extended: {pair}, every method"
+    return f"{wildcards.table} extended: {pair}, every method{_tuned_toward()}"
+
+
+def matrix_arguments(wildcards):
+    """`--run TUNING_METRIC=SUMMARY` arguments of the metric matrix."""
+    return " ".join(f"{metric}={run}/summary.json" for metric, run in matrix_runs())
+
+
+def matrix_summaries(wildcards):
+    return [f"{run}/summary.json" for _, run in matrix_runs()]
 
 
 def table_settings():
@@ -602,7 +717,15 @@ def table_settings():
         "decoder",
     )
     keys += ("system", "bleu", "limits", "significance")
-    return json.dumps({k: config[k] for k in keys}, sort_keys=True)
+    settings = {k: config[k] for k in keys}
+    # the metrics are recorded where they are not BLEU alone (BLEU-only tables keep their settings)
+    if TUNING_METRICS == ["bleu"]:
+        settings["tuning"] = {
+            k: v for k, v in config["tuning"].items() if k != "metric"
+        }
+    if EVALUATION_METRICS != ["bleu"]:
+        settings["evaluation"] = config["evaluation"]
+    return json.dumps(settings, sort_keys=True)
 
 
 # ---------------------------------------------------------------- input functions: the replay experiment
@@ -698,8 +821,9 @@ def lattice_tune_threads(wildcards):
 
 def tuner_param(wildcards, key):
     """A hyper-parameter of the run's method: its {setting}, else method_settings, else the default."""
-    if wildcards.setting != DEFAULT and wildcards.setting.split("=", 1)[0] == key:
-        return wildcards.setting.split("=", 1)[1]
+    hyper, _ = setting_parts(wildcards.setting)
+    if hyper != DEFAULT and hyper.split("=", 1)[0] == key:
+        return hyper.split("=", 1)[1]
     settings = config["method_settings"].get(wildcards.method, {})
     return settings.get(key, get_tuner_class(wildcards.method).defaults[key])
 
@@ -738,16 +862,26 @@ def lattice_beam():
 # ---------------------------------------------------------------- wildcard constraints
 # iterations after the shared first one (a rule-level constraint of the rules of it >= 2)
 LATER_ITERATION = r"[2-9]|[1-9]\d+"
+# a run's hyper-parameter setting; a {setting} may add @METRIC, a configured tuning metric other
+# than BLEU (run_setting); the lattice and online tuners' rules take BLEU's settings only
+HYPER_SETTING = DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+.A-Za-z0-9_]+"
+_OTHER_METRICS = [re.escape(m) for m in TUNING_METRICS if m != "bleu"]
+SETTING = f"(?:{HYPER_SETTING})" + (
+    f"(?:{re.escape(METRIC_MARK)}(?:{'|'.join(_OTHER_METRICS)}))?"
+    if _OTHER_METRICS
+    else ""
+)
 
 
 wildcard_constraints:
     pair="|".join(PAIRS),
     fs="|".join(FEATURE_SETS),
     method="|".join(ALL_METHODS),
-    setting=DEFAULT + r"|[A-Za-z_][A-Za-z0-9_]*=[-+.A-Za-z0-9_]+",
+    setting=SETTING,
     sample=r"\d+",
     it=r"[1-9]\d*",
     index="[01]",
     testset="|".join(sorted({t for p in PAIRS.values() for t in p.tests})),
     table="|".join(TABLES),
     shard=r"\d+",
+    evalmetric="|".join(re.escape(m) for m in METRICS if m != "bleu"),

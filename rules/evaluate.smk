@@ -1,5 +1,6 @@
 # Stage 5: decode each test set with the kept weights and score it (sacrebleu-equal corpus BLEU
-# with its signature); one summary per run.
+# with its signature; score_test: each other metric of evaluation.metrics, chrF, chrF++, TER, with
+# theirs); one summary per run.
 
 
 rule decode_test:
@@ -31,10 +32,27 @@ rule decode_test:
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
+rule score_test:
+    input:
+        best=rules.decode_test.output.best,
+        ref=test_ref,
+    output:
+        run_path("test.{testset}.{evalmetric}.json"),
+    params:
+        bleu=bleu_options(),  # --lowercase applies to chrF too; TER lowercases, as sacrebleu's
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        run_log("test.{testset}.{evalmetric}.log"),
+    shell:
+        "(smtlib score --metric {wildcards.evalmetric} --refs {input.ref} --hyps {input.best} {params.bleu} "
+        "> {output}.tmp && mv {output}.tmp {output}) > {log} 2>&1"
+
+
 rule run_summary:
     input:
         curve=rules.select_best.output.curve,
-        tests=test_bleus,
+        tests=test_scores,
     output:
         run_path("summary.json"),
     params:

@@ -108,3 +108,25 @@ rule table_vs_paper:
     shell:
         "smtlib report paper --table {input.table} --tests {input.tests} --paper {wildcards.table} "
         "--out {output.tsv} --findings {output.findings} > {log} 2>&1"
+
+
+# tuning.metric as a list (a sweep): the tune-on-X / evaluate-on-Y matrix, rows pair x feature set x
+# method x tuning metric, columns every metric of evaluation.metrics on the test sets
+rule metric_matrix:
+    input:
+        summaries=matrix_summaries,
+    output:
+        report(
+            "results/metric_matrix.tsv",
+            caption="../config/report/metric_matrix.rst",
+            category="Tables",
+            subcategory="metric matrix",
+        ),
+    params:
+        runs=matrix_arguments,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/tables/metric_matrix.log",
+    shell:
+        "smtlib report metric-matrix --run {params.runs} --out {output} > {log} 2>&1"

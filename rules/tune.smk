@@ -11,6 +11,11 @@
 # runs one optimizer step on it; iteration N+1 only decodes, to score the last weights. A run's pools
 # are temporary: each is read by the next iteration, then removed (extending a finished run by more
 # iterations recomputes them). The weights with the best dev BLEU are kept (Cherry & Foster 2012, §4).
+# A run whose {setting} ends in @METRIC (tuning.metric, see run_setting) tunes toward that metric:
+# the tuning steps' `params.bleu` (scoring_options) adds `--metric METRIC` to `smtlib kbest add`
+# (the pool keeps that metric's statistics; iteration 1's shared pool has BLEU's only, and the tuner
+# computes the metric's for it) and to `smtlib tune`. The dev scores that pick the kept weights
+# stay BLEU's. (The parameter keeps its name so that BLEU's runs keep their recorded commands.)
 
 
 rule decode_first:
@@ -118,7 +123,7 @@ rule tune_first:
     params:
         settings=tune_settings,
         seed=tune_seed,
-        bleu=bleu_options(),
+        bleu=scoring_options,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -149,7 +154,7 @@ rule tune:
     params:
         settings=tune_settings,
         seed=tune_seed,
-        bleu=bleu_options(),
+        bleu=scoring_options,
     conda:
         "../envs/smtlib.yaml"
     log:

@@ -19,6 +19,7 @@ rule decode_dev_lattice:
         best=run_path("it{it}/dev.1best"),
         bleu=run_path("it{it}/dev.bleu.json"),
     wildcard_constraints:
+        setting=HYPER_SETTING,
         method=methods_regex("lattice"),
     params:
         beam=lattice_beam(),
@@ -52,6 +53,7 @@ rule tune_lattice:
         info=run_path("it{it}/tune.json"),
         paths=run_path("it{it}/paths.kbest.gz"),
     wildcard_constraints:
+        setting=HYPER_SETTING,
         method=methods_regex("lattice"),
     params:
         paths=paths_option,

@@ -17,6 +17,7 @@ rule mira_shard:
     output:
         run_path("it{it}/mira.shard{shard}.json"),
     wildcard_constraints:
+        setting=HYPER_SETTING,
         method=methods_regex("online"),
     params:
         state=state_option,
@@ -48,6 +49,7 @@ rule mira_mix:
         state=run_path("it{it}/mira.json"),
         info=run_path("it{it}/tune.json"),
     wildcard_constraints:
+        setting=HYPER_SETTING,
         method=methods_regex("online"),
     params:
         state=state_option,

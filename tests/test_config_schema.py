@@ -3,12 +3,15 @@ test checks it against the owner"): pairs with ``smtlib/data/corpora.py``, symme
 ``smtlib/system/align.py``. Methods, feature sets and BLEU tokenizers are not listed in the schema
 at all: ``rules/common.smk`` checks them against the tuner registry, ``smtlib/system/feature_sets.py``
 and sacrebleu's ``BLEU.TOKENIZERS``
-(``tests/test_workflow.py`` shows the message), so adding either is one entry in its owner."""
+(``tests/test_workflow.py`` shows the message), so adding either is one entry in its owner; so are the
+tuning and evaluation metrics (``smtlib/bleu/metrics.py``, and the tuner registry for which metrics a
+method takes)."""
 
 import pathlib
 
 import yaml
 
+from smtlib.bleu.metrics import METRICS
 from smtlib.data.corpora import PAIRS
 from smtlib.system.align import ALIASES, SYMMETRIZATIONS
 from smtlib.system.feature_sets import FEATURE_SETS
@@ -58,3 +61,30 @@ def test_an_imported_system_is_filed_under_the_smallest_set_that_holds_it():
     assert describe(1, 1, True, False) == "medium"  # train-model.perl's standard system
     assert describe(2, 2, True, True) == "big" and describe(1, 1, False, True) == "big"
     assert describe(3, 2, True, False) == "medium"  # more than any set: the largest of its kind
+
+
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(SCHEMA)
+
+
+def test_metric_keys_take_the_registry_names_without_copying_them():
+    """tuning.metric (a name, a mixture, or a list of them: a sweep) and evaluation.metrics (names):
+    the schema gives the form only; every name of smtlib.bleu.metrics fits it."""
+    import re
+
+    metric = SCHEMA["definitions"]["tuning_metric"]
+    evaluation = SCHEMA["properties"]["evaluation"]["properties"]["metrics"]
+    assert "enum" not in metric and "enum" not in evaluation["items"]
+    assert all(re.match(metric["pattern"], n) and re.match(evaluation["items"]["pattern"], n) for n in METRICS)
+    assert SCHEMA["properties"]["tuning"]["properties"]["metric"]["default"] == "bleu"
+    assert evaluation["default"] == ["bleu"]
+    validator = _validator()
+    for good in ("chrf", "bleu:0.5,ter:-0.5", ["bleu", "chrf++", "ter"], ["bleu:0.7,chrf:0.3"]):
+        assert not list(validator.iter_errors({"tuning": {"metric": good}})), good
+    for bad in ("bleu ter", "", [], ["chrf", "chrf"], "bleu:0.5;ter:-0.5", "../x"):
+        assert list(validator.iter_errors({"tuning": {"metric": bad}})), bad
+    assert not list(validator.iter_errors({"evaluation": {"metrics": ["bleu", "chrf", "ter"]}}))
+    for bad in ([], ["bleu", "bleu"], ["bleu:1"], "bleu"):
+        assert list(validator.iter_errors({"evaluation": {"metrics": bad}})), bad

@@ -102,6 +102,71 @@ def test_best_summary_and_table_through_the_cli(tmp_path, cli):
     assert r.returncode == 2 and "outside the table" in r.stderr and not (tmp_path / "u.tsv").exists()
 
 
+def score_json(path, name, score):
+    path.write_text(json.dumps({"name": name, "score": score, "signature": f"{name}-sig"}), encoding="utf-8")
+    return path
+
+
+def test_other_metrics_in_summaries_companion_and_matrix(tmp_path, cli):
+    """Issue 25: a run's test sets scored with chrF and TER too (TER may exceed 100) are kept under the
+    summary's ``metrics``, BLEU staying ``test``; the companion gives each metric's Test and signature,
+    and the metric matrix sets the tuning metrics against the evaluation metrics."""
+    runs = []
+    for tuned, offset in (("bleu", 0.0), ("chrf", 1.0)):
+        for sample in (0, 1):
+            run = tmp_path / tuned / str(sample)
+            run.mkdir(parents=True)
+            bleus = [bleu_json(run / f"dev{i}.json", 20.0 + i) for i in range(2)]
+            for i in range(2):
+                (run / f"w{i}").write_text(f"LM0_0 {i}\n", encoding="utf-8")
+            r = cli("report", "best", "--dev-bleu", *bleus, "--weights", run / "w0", run / "w1", "--out-weights",
+                    run / "best", "--out-curve", run / "curve.tsv", "--meta", "pair=fr-en", "fs=small",
+                    "method=kbmira", "setting=default" if tuned == "bleu" else "setting=default@chrf", f"sample={sample}")
+            assert r.returncode == 0, r.stderr
+            tests = []
+            for t in ("t1", "t2"):
+                tests += [f"{t}={bleu_json(run / f'{t}.bleu.json', 30.0 + sample)}",
+                          f"{t}={score_json(run / f'{t}.chrf.json', 'chrF2', 50.0 + offset + sample)}",
+                          f"{t}={score_json(run / f'{t}.ter.json', 'TER', 101.0 - offset)}"]
+            r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", *tests, "--out", run / "summary.json")
+            assert r.returncode == 0, r.stderr
+            summary = json.loads((run / "summary.json").read_text())
+            assert summary["test"] == 30.0 + sample and summary["tests"] == {"t1": 30.0 + sample, "t2": 30.0 + sample}
+            assert summary["metrics"]["ter"] == {"tests": {"t1": 101.0 - offset, "t2": 101.0 - offset},
+                                                 "test": 101.0 - offset, "signatures": ["TER-sig"]}
+            runs.append((tuned, run / "summary.json"))
+    # BLEU alone: the summary has no metrics key (what it was before other metrics existed)
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", f"t1={run / 't1.bleu.json'}",
+            "--out", tmp_path / "plain.json")
+    assert r.returncode == 0 and "metrics" not in json.loads((tmp_path / "plain.json").read_text())
+    # a metric missing for a test set, or given twice, is an error
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", f"t1={run / 't1.bleu.json'}",
+            f"t2={run / 't2.bleu.json'}", f"t1={run / 't1.ter.json'}", "--out", tmp_path / "bad.json")
+    assert r.returncode == 2 and "give every metric for every test set" in r.stderr
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", f"t1={run / 't1.bleu.json'}",
+            f"t1={run / 't1.bleu.json'}", "--out", tmp_path / "bad.json")
+    assert r.returncode == 2 and "two bleu results" in r.stderr and not (tmp_path / "bad.json").exists()
+    # the companion of the chrF-tuned runs' table
+    chrf_runs = [path for tuned, path in runs if tuned == "chrf"]
+    r = cli("report", "table", "--summaries", *chrf_runs, "--methods", "kbmira", "--feature-sets", "small",
+            "--out", tmp_path / "t.tsv", "--companion", tmp_path / "t.md")
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "t.md").read_text()
+    assert "| method | feature set | BLEU | chrF2 | TER |" in md and "| kb-mira | small | 30.50 | 51.50 | 100.00 |" in md
+    assert "chrF2:\n\n    chrF2-sig\n" in md and "TER:\n\n    TER-sig\n" in md
+    assert (tmp_path / "t.tsv").read_text().splitlines()[1] == "kb-mira\t21.00\t30.50\t0.71"  # BLEU, as ever
+    r = cli("report", "metric-matrix", "--run", *[f"{tuned}={path}" for tuned, path in runs],
+            "--out", tmp_path / "m.tsv")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "m.tsv").read_text().splitlines()
+    assert lines[0].split("\t") == ["pair", "feature_set", "method", "tuning_metric", "runs", "bleu", "chrf", "ter"]
+    assert lines[1].split("\t") == ["fr-en", "small", "kbmira", "bleu", "2", "30.50", "50.50", "101.00"]
+    assert lines[2].split("\t") == ["fr-en", "small", "kbmira", "chrf", "2", "30.50", "51.50", "100.00"]
+    assert lines[3:] == [f"# signature bleu: {SIG}", "# signature chrf: chrF2-sig", "# signature ter: TER-sig"]
+    r = cli("report", "metric-matrix", "--run", f"meteor={runs[0][1]}", "--out", tmp_path / "n.tsv")
+    assert r.returncode == 2 and "unknown metric 'meteor'" in r.stderr and not (tmp_path / "n.tsv").exists()
+
+
 def test_best_rejects_mismatched_and_invalid_inputs(tmp_path, cli):
     (tmp_path / "w").write_text("LM0_0 1\n", encoding="utf-8")
     good = bleu_json(tmp_path / "b.json", 20.0)

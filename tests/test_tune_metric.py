@@ -235,6 +235,19 @@ def test_binary_pool_keeps_metric_statistics(cli, tmp_path):
     assert outs[0] == outs[1]
 
 
+def test_kbest_add_takes_the_tune_metric(cli, tmp_path):
+    """``kbest add --metric`` also takes what ``tune --metric`` takes (the workflow passes one option to
+    both): bleu keeps BLEU's statistics only, a mixture keeps its metrics', an unknown name is one line."""
+    kbest, ref, _ = write_small_files(tmp_path, sparse=False)
+    for spec, kept in (("bleu", "statistics of bleu)"), ("bleu:0.5,ter:-0.5", "statistics of bleu, ter)"),
+                       ("chrf++", "statistics of bleu, chrf++)")):
+        r = cli("kbest", "add", "--kbest", kbest, "--refs", ref, "--out", tmp_path / "p", "--metric", spec)
+        assert r.returncode == 0 and kept in r.stderr, r.stderr
+    r = cli("kbest", "add", "--kbest", kbest, "--refs", ref, "--out", tmp_path / "q", "--metric", "meteor")
+    assert r.returncode == 2 and "unknown metric 'meteor'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "q").exists()
+
+
 def test_rerank_and_kbest_stats_report_the_metrics(cli, tmp_path):
     """``rerank --refs --metric`` prints ``smtlib score``'s numbers; ``kbest stats --metric`` adds the
     1-best and (greedy) oracle scores, the oracle at least as good as the 1-best."""

@@ -148,6 +148,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "mira_shard": sum(shards(r[2]) for r in runs_of["online"]) * n_it, "mira_mix": len(runs_of["online"]) * n_it,
         "select_best": len(runs),
         "decode_test": tests, "run_summary": len(runs),
+        "score_test": tests * (len(config.get("evaluation", {}).get("metrics", ["bleu"])) - 1),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
         "table_vs_paper": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
         "curves": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
@@ -214,6 +215,72 @@ def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     assert re.search(r"smtlib tune kbmira .*--seed 1001 --set C=0\.1 --tokenize none --lowercase", out)
+
+
+def metric_sweep_config(quick: dict) -> dict:
+    """config/quick.yaml as a sweep over tuning metrics (issue 25): its k-best methods (lb-mira tunes
+    toward BLEU only), each tuned toward BLEU, chrF and TER, every test set scored with all three."""
+    return {**quick, "methods": ["mert", "kbmira"], "tuning": {**quick["tuning"], "metric": ["bleu", "chrf", "ter"]},
+            "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
+
+
+def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
+    """tuning.metric as a list: every table run once per metric, BLEU's at the paths it always had and
+    the others' at {setting}@METRIC with `--metric` given to the pool and the tuner; each test output
+    scored with every evaluation metric; the metric matrix gathers every run with its tuning metric."""
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    config = metric_sweep_config(quick)
+    cfg = write_config(tmp_path / "sweep.yaml", config)
+    r = snakemake(tmp_path / "wf", "-n", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    counts = job_counts(out)
+    table_runs = 3 * 2 * 2  # (mert, kbmira, pro) x (small, medium) x 2 sub-samples
+    sweep_runs = 2  # Figure 1's kb-mira sweep stays BLEU's
+    assert counts["select_best"] == 3 * table_runs + sweep_runs
+    assert counts["decode_test"] == 2 * counts["select_best"]  # test2016, test2017
+    assert counts["score_test"] == 2 * counts["decode_test"]  # chrF and TER; BLEU is decode_test's
+    assert counts["metric_matrix"] == 1 and counts["table"] == 1
+    assert counts["total"] == 499  # the plan reported for this configuration (issue 25's note)
+    r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
+                  timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    tunes = [line for line in out.splitlines() if "smtlib kbest add --pool" in line]
+    for metric in ("chrf", "ter"):
+        run = f"results/tune/fr-en/small/kbmira/default@{metric}/s1"
+        (line,) = [t for t in tunes if f"{run}/it2/dev.kbest.gz" in t]
+        # both commands of the step get the metric: the pool keeps its statistics, the tuner optimizes it
+        assert line.count(f"--tokenize none --lowercase --metric {metric}") == 2, line
+        assert "--pool results/tune/fr-en/small/first/s1/dev.pool" in line  # iteration 1's pool is shared
+    (bleu,) = [t for t in tunes if "results/tune/fr-en/small/kbmira/default/s1/it2/dev.kbest.gz" in t]
+    assert "--metric" not in bleu
+    summary = next(line for line in out.splitlines()
+                   if "smtlib report summary" in line and "small/kbmira/default@ter/s0/" in line)
+    for t in ("test2016", "test2017"):
+        for m in ("bleu", "chrf", "ter"):
+            assert f"{t}=results/tune/fr-en/small/kbmira/default@ter/s0/test.{t}.{m}.json" in summary
+    assert re.search(r"smtlib score --metric ter --refs results/data/fr-en/test\.test2017\.ref "
+                     r"--hyps results/tune/fr-en/medium/pro/default@chrf/s1/test\.test2017\.1best", out)
+    matrix = next(line for line in out.splitlines() if "smtlib report metric-matrix" in line)
+    assert matrix.count("--run") == 1 and matrix.count("summary.json") == 3 * table_runs
+    assert "chrf=results/tune/fr-en/medium/mert/default@chrf/s0/summary.json" in matrix
+    assert "bleu=results/tune/fr-en/medium/mert/default/s0/summary.json" in matrix
+
+
+def test_config_rejects_a_metric_a_method_cannot_take(tmp_path):
+    """Before any job: a table method that tunes toward BLEU only (lb-mira, from the tuner registry),
+    an unknown metric (from smtlib.bleu.metrics) and evaluation metrics without BLEU."""
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    cfg = write_config(tmp_path / "bad.yaml", {**quick, "tuning": {**quick["tuning"], "metric": ["bleu", "chrf", "chrff"]},
+                                               "evaluation": {"metrics": ["chrf", "tr"]}})
+    r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in out
+    assert "config: tuning.metric 'chrf' for the tables' methods: lbmira tunes toward BLEU only" in out
+    assert "config: tuning.metric 'chrff': unknown metric 'chrff'" in out
+    assert "'tr' is not a metric (did you mean 'ter'?)" in out
+    assert "evaluation.metrics ['chrf', 'tr'] lacks bleu" in out
 
 
 def test_dry_run_applies_the_pairs_method_settings(tmp_path, data_dir):
@@ -389,3 +456,42 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
     assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
+    assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
+    metric_sweep_on_the_quick_run(tmp_path, data_dir)
+
+
+def metric_sweep_on_the_quick_run(work, data_dir):
+    """Issue 25's sweep added to a finished quick run: Small's kb-mert and kb-mira tuned toward BLEU and
+    chrF, scored with BLEU, chrF and TER. BLEU's runs are reused (not one of their loop jobs reruns);
+    the scores are sacrebleu's on the runs' outputs; the matrix has a row per method and metric."""
+    import sacrebleu
+
+    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    config = {**quick, "feature_sets": ["small"], "methods": ["mert", "kbmira"], "extended_methods": [],
+              "tuning": {**quick["tuning"], "metric": ["bleu", "chrf"]}, "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
+    cfg = write_config(work / "metric_sweep.yaml", config)
+    r = snakemake(work, "-n", "results/metric_matrix.tsv", "--quiet", "rules", configfile=cfg, data_dir=data_dir,
+                  timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["select_best"] == counts["tune_first"] == 4  # chrF's runs only: (mert, kbmira) x (s0, s1)
+    assert counts["score_test"] == 8 * 2 * 2  # every run's two test sets in chrF and TER
+    r = snakemake(work, "--cores", "2", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    lines = (work / "results/metric_matrix.tsv").read_text().splitlines()
+    assert lines[0].split("\t") == ["pair", "feature_set", "method", "tuning_metric", "runs", "bleu", "chrf", "ter"]
+    rows = [ln.split("\t") for ln in lines[1:5]]
+    assert [r[2:5] for r in rows] == [["mert", "bleu", "2"], ["kbmira", "bleu", "2"], ["mert", "chrf", "2"],
+                                      ["kbmira", "chrf", "2"]]
+    assert all(0 < float(x) < 100 for r in rows for x in r[5:7]) and all(float(r[7]) > 0 for r in rows)
+    assert sum(ln.startswith("# signature ") for ln in lines[5:]) >= 3
+    run = work / "results/tune/fr-en/small/kbmira/default@chrf/s1"
+    hyps = (run / "test.test2017.1best").read_text(encoding="utf-8").splitlines()
+    refs = (work / "results/data/fr-en/test.test2017.ref").read_text(encoding="utf-8").splitlines()
+    chrf = json.loads((run / "test.test2017.chrf.json").read_text())
+    assert chrf["score"] == pytest.approx(sacrebleu.CHRF(lowercase=True).corpus_score(hyps, [refs]).score, abs=1e-6)
+    ter = json.loads((run / "test.test2017.ter.json").read_text())
+    assert ter["score"] == pytest.approx(sacrebleu.TER().corpus_score(hyps, [refs]).score, abs=1e-6)
+    assert "pool_chrf_out" in json.loads((run / "it2/tune.json").read_text())  # the step tuned toward chrF
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["setting"] == "default@chrf" and set(summary["metrics"]) == {"chrf", "ter"}

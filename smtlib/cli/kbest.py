@@ -71,9 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--refs", "-r", nargs="+", required=True, help="reference files of the BLEU statistics")
     add.add_argument("--out", "-o", required=True, help="the new pool (binary, written atomically)")
     add_refs_prefix_option(add, "the largest sentence id + 1 of the pool and the new lists")
-    add.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
+    add.add_argument("--metric", nargs="+", default=[], metavar="METRIC",
                      help="also keep the statistics of these metrics (chrf, chrf++, ter), for smtlib tune --metric; "
-                          "a pool keeps those it has")
+                          "the same METRIC as smtlib tune's is accepted (bleu, a mixture such as bleu:0.5,ter:-0.5: "
+                          "its metrics are kept); a pool keeps those it has")
     add_bleu_options(add)
     add_ter_options(add)
     cut = sub.add_parser("slice", help="keep the sentences listed in an ids file, renumbered from 0")
@@ -160,13 +161,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def pool_metrics(specs: list[str], options) -> list:
+    """The metrics besides BLEU whose statistics a pool keeps for ``--metric`` values: names (chrf,
+    chrf++, ter) or anything ``smtlib tune --metric`` takes (bleu, a mixture: its metrics), so that
+    one option serves both commands of a tuning step. BLEU's statistics are always kept."""
+    from smtlib.bleu.metrics import parse_mixture
+
+    metrics = [metric for spec in specs for metric, _ in parse_mixture(spec, options).parts]
+    return list(dict.fromkeys(m for m in metrics if m.name != "bleu"))
+
+
 def _add(args: argparse.Namespace) -> int:
     import sys
 
     from smtlib.kbest.store import add_kbest
 
     references = read_references(args.refs)
-    metrics = [get_metric(name, metric_options(args)) for name in args.metric]
+    metrics = pool_metrics(args.metric, metric_options(args))
     stored = add_kbest(args.pool, args.kbest, references, bleu_settings(args), args.out,
                        fit_references=pool_references_function(args, references), metrics=metrics)
     for added in stored.files[-len(args.kbest):]:

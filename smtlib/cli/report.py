@@ -1,11 +1,12 @@
 """Tables, companions and figures of the workflow, in the layout of Cherry & Foster (2012).
 
     smtlib report best --dev-bleu B0 .. BN --weights W0 .. WN --out-weights W --out-curve C [--meta k=v ..]
-    smtlib report summary --curve C --test NAME=BLEU.json .. --out S.json
+    smtlib report summary --curve C --test NAME=BLEU.json [NAME=SCORE.json ..] .. --out S.json
     smtlib report table --summaries S .. --methods M .. --feature-sets F .. --out T.tsv --companion T.md
                         [--not-applicable METHOD:FS ..] [--settings JSON] [--title TEXT]
                         [--test-refs NAME=REF .. --outputs HYP .. --tests T.json [--pairs all|best]
                          [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]]
+    smtlib report metric-matrix --run TUNING_METRIC=SUMMARY .. --out T.tsv
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
     smtlib report replay --truth results.dat[.gz] --score METHOD:IT:BLEU.json .. --out T.tsv [--figure PNG]
@@ -14,7 +15,8 @@
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
 achieve the best development BLEU score"; ties go to the earliest iteration) and writes the learning
-curve. ``summary`` gathers one run's tune and test scores. ``table`` averages runs as §5 does: Tune
+curve. ``summary`` gathers one run's tune and test scores (BLEU, and any other metric's ``smtlib score``
+results of its test sets). ``table`` averages runs as §5 does: Tune
 and Test averaged over the dev sub-samples (Test also over the test sets), SD = the sample standard
 deviation (n-1) across sub-samples of the per-run test average; ``n/a`` where a method does not apply,
 ``-`` where a statistic is undefined (SD of a single run). Given the runs' test outputs (``--outputs``:
@@ -26,7 +28,8 @@ gives p, s_sel and s_opt in the companion and writes every test to ``--tests`` (
 ``paper`` sets the table next to the paper's: for each pair of methods the paper orders in a column,
 whether ours orders them alike and, with ``--tests``, whether our difference is significant;
 ``--findings`` evaluates the headline claims of the paper's §5 (:mod:`smtlib.report.claims`).
-``figure1`` draws tune and test BLEU against each method's regularization setting (Figure 1).
+``metric-matrix`` is the tune-on-X / evaluate-on-Y matrix of a sweep over tuning metrics
+(:mod:`smtlib.report.matrix`). ``figure1`` draws tune and test BLEU against each method's regularization setting (Figure 1).
 ``replay`` sets the methods' BLEU on Moses's recorded n-best lists next to the best BLEU Moses's MERT
 recorded per iteration.
 ``pro-mert`` is Hopkins & May's (2011) synthetic experiment (Figure 3).
@@ -80,12 +83,19 @@ def cmd_best(args: argparse.Namespace) -> int:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from smtlib.report.runs import read_bleu, read_curve, run_summary
+    from smtlib.report.runs import read_curve, read_score, run_summary
 
     curve = read_curve(args.curve)
-    tests = {name: read_bleu(path) for name, path in _pairs(args.test, "=", "--test", "NAME=FILE")}
+    tests: dict[str, dict] = {}
+    others: dict[str, dict[str, dict]] = {}
+    for name, path in _pairs(args.test, "=", "--test", "NAME=FILE"):
+        metric, result = read_score(path)
+        results = tests if metric == "bleu" else others.setdefault(metric, {})
+        if name in results:
+            raise InputError(f"--test {name}: two {metric} results", path)
+        results[name] = result
     with atomic_output(args.out) as out:
-        json.dump(run_summary(curve, tests), out, indent=2, sort_keys=True)
+        json.dump(run_summary(curve, tests, others), out, indent=2, sort_keys=True)
         out.write("\n")
     return 0
 
@@ -141,6 +151,19 @@ def cmd_table(args: argparse.Namespace) -> int:
             out.write("\n")
     _write_text(args.out, format_tsv(header, rows))
     _write_text(args.companion, text)
+    return 0
+
+
+def cmd_metric_matrix(args: argparse.Namespace) -> int:
+    from smtlib.bleu.metrics import parse_mixture
+    from smtlib.report.matrix import format_matrix, matrix_rows
+    from smtlib.report.runs import read_summaries
+
+    runs = []
+    for metric, path in _pairs(args.run, "=", "--run", "TUNING_METRIC=SUMMARY"):
+        parse_mixture(metric)  # a name or mixture smtlib tune --metric takes
+        runs.append((metric, read_summaries([path])[0]))
+    _write_text(args.out, format_matrix(*matrix_rows(runs)))
     return 0
 
 
@@ -245,7 +268,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("summary", help="one run's tune and test scores as JSON")
     p.add_argument("--curve", required=True, help="learning curve of the run (smtlib report best)")
-    p.add_argument("--test", nargs="+", required=True, help="NAME=FILE: smtlib bleu JSON of each test set")
+    p.add_argument("--test", nargs="+", required=True,
+                   help="NAME=FILE: smtlib bleu JSON of each test set; smtlib score JSON of other metrics of the "
+                        "same test set may follow (NAME=FILE again; the metric is told by the file)")
     p.add_argument("--out", required=True)
     p.set_defaults(_action=cmd_summary)
 
@@ -272,6 +297,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
     add_bleu_options(p)
     p.set_defaults(_action=cmd_table)
+
+    p = sub.add_parser("metric-matrix", help="tuning metric x evaluation metric: each cell's test scores")
+    p.add_argument("--run", nargs="+", required=True, metavar="TUNING_METRIC=SUMMARY",
+                   help="each run's summary (smtlib report summary) with the metric it was tuned toward")
+    p.add_argument("--out", required=True, help="TSV: rows pair x feature set x method x tuning metric, columns "
+                                                "BLEU and every other evaluation metric of the summaries")
+    p.set_defaults(_action=cmd_metric_matrix)
 
     p = sub.add_parser("curves", help="learning curves (dev BLEU by iteration) of many runs")
     p.add_argument("--curves", nargs="+", required=True)

@@ -8,7 +8,9 @@ iteration, i.e. fewer tuning steps: the paper does not say how ties are broken).
 their BLEU on each test set (Test = the mean over the test sets, §5).
 
 BLEU results are the JSON output of ``smtlib bleu`` (``score`` on the 0-100 scale and the BLEU
-``signature``).
+``signature``). A run's test sets may also be scored with other metrics (``smtlib score --metric``,
+the workflow's ``evaluation.metrics``): :func:`read_score` tells the metric from the result's ``name``
+and :func:`run_summary` keeps those scores under ``metrics``, BLEU staying the run's ``test``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,29 @@ def read_bleu(path: str | os.PathLike) -> dict:
     if not isinstance(score, (int, float)) or not 0.0 <= score <= 100.0 or not math.isfinite(score):
         raise InputError("no BLEU 'score' between 0 and 100", path)
     return data
+
+
+def read_score(path: str | os.PathLike) -> tuple[str, dict]:
+    """A ``smtlib bleu`` or ``smtlib score`` JSON result as (metric name of
+    :data:`smtlib.bleu.metrics.METRICS`, the result), checked; the metric is told by the result's
+    ``name`` (sacrebleu's: ``BLEU``, ``chrF2``, ``chrF2++``, ``TER``)."""
+    from smtlib.bleu.metrics import METRICS
+
+    data = read_json(path, "score")
+    names = {cls.label: name for name, cls in METRICS.items()}
+    label = data.get("name") if isinstance(data, dict) else None
+    if label not in names:
+        raise InputError(f"not a result of smtlib bleu or smtlib score (name {label!r}, expected one of "
+                         f"{', '.join(names)})", path)
+    metric = names[label]
+    if metric == "bleu":
+        return metric, read_bleu(path)
+    score = data.get("score")
+    # TER, an error rate, exceeds 100 when a hypothesis needs more edits than its reference has words
+    top = math.inf if not METRICS[metric].higher_is_better else 100.0
+    if not isinstance(score, (int, float)) or not 0.0 <= score <= top or not math.isfinite(score):
+        raise InputError(f"no {label} 'score' between 0 and {top:g}", path)
+    return metric, data
 
 
 def best_iteration(scores: list[float]) -> int:
@@ -100,7 +125,7 @@ def read_curve(path: str | os.PathLike) -> list[dict]:
     return rows
 
 
-def run_summary(curve: list[dict], tests: dict[str, dict]) -> dict:
+def run_summary(curve: list[dict], tests: dict[str, dict], metric_tests: dict[str, dict[str, dict]] | None = None) -> dict:
     """One run's Tune (dev BLEU of the kept weights) and Test scores, as the tables average them.
 
     Parameters
@@ -109,15 +134,31 @@ def run_summary(curve: list[dict], tests: dict[str, dict]) -> dict:
         The run's learning curve (:func:`read_curve`).
     tests
         Test-set name -> ``smtlib bleu`` result of decoding it with the kept weights.
+    metric_tests
+        Other metrics' results of the same outputs: metric name -> test-set name -> ``smtlib score``
+        result, for every test set of ``tests``.
 
     Returns
     -------
     dict
         :data:`META_KEYS`, ``tune``, ``best_iteration``, ``iterations``, ``tests`` (name -> BLEU),
-        ``test`` (their mean, Cherry & Foster §5) and the BLEU ``signatures`` met.
+        ``test`` (their mean, Cherry & Foster §5) and the BLEU ``signatures`` met; with
+        ``metric_tests``, also ``metrics``: metric name -> its ``tests``, ``test`` and ``signatures``
+        (absent without them, so a BLEU-only summary is what it always was).
     """
     if not tests:
         raise InputError("a run summary needs at least one --test NAME=FILE")
+    metrics = {}
+    for metric, results in (metric_tests or {}).items():
+        if set(results) != set(tests):
+            raise InputError(f"{metric} scores of test sets {sorted(results)}, BLEU scores of {sorted(tests)}: "
+                             "give every metric for every test set")
+        scores = {name: result["score"] for name, result in results.items()}
+        metrics[metric] = {
+            "tests": scores,
+            "test": statistics.fmean(scores.values()),
+            "signatures": sorted({r.get("signature", "") for r in results.values()} - {""}),
+        }
     best = next(r for r in curve if r["best"])
     signatures = {best["signature"]} | {result.get("signature", "") for result in tests.values()}
     scores = {name: result["score"] for name, result in tests.items()}
@@ -130,6 +171,8 @@ def run_summary(curve: list[dict], tests: dict[str, dict]) -> dict:
         test=statistics.fmean(scores.values()),
         signatures=sorted(s for s in signatures if s),
     )
+    if metrics:
+        summary["metrics"] = metrics
     return summary
 
 

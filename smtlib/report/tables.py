@@ -7,7 +7,8 @@ standard deviation, n-1: the paper does not say which). :func:`table_rows` lays 
 paper does (rows = methods, columns = feature set x (Tune, Test, SD); ``n/a`` where a method does
 not apply, ``-`` where SD is undefined because there is one run only) and :func:`companion` writes
 the Markdown next to the table: the table again, Test per test set, the BLEU signature, the runs and
-the settings. Given the runs' test outputs, the table also marks each cell against its column's best
+the settings, and where the runs were also scored with other metrics (their summaries' ``metrics``),
+each metric's Test with its sacrebleu signature. Given the runs' test outputs, the table also marks each cell against its column's best
 (a ``<set> Sig`` column, :mod:`smtlib.report.significance`) and the companion gives each cell's
 p-value, s_sel and s_opt.
 """
@@ -129,6 +130,39 @@ def _per_test_set(runs: list[dict], methods: list[str], feature_sets: list[str])
     return text
 
 
+def evaluation_metrics(runs: list[dict]) -> list[str]:
+    """The metrics besides BLEU that the runs' test sets were scored with, in first-seen order."""
+    return list(dict.fromkeys(m for r in runs for m in r.get("metrics", {})))
+
+
+def _metric_section(runs: list[dict], methods: list[str], feature_sets: list[str]) -> str:
+    """Markdown: each evaluation metric's Test (mean over the test sets and runs) per cell, BLEU first,
+    and each metric's sacrebleu signature."""
+    from smtlib.bleu.metrics import METRICS
+
+    metrics = evaluation_metrics(runs)
+    labels = ["BLEU"] + [METRICS[m].label if m in METRICS else m for m in metrics]
+    text = ("\n## Test score of every evaluation metric (mean over test sets and runs)\n\n"
+            "| method | feature set | " + " | ".join(labels) + " |\n|---|---|" + "---|" * len(labels) + "\n")
+    for m in methods:
+        for fs in feature_sets:
+            rs = [r for r in runs if r["method"] == m and r["fs"] == fs]
+            if not rs:
+                continue
+            missing = [name for name in metrics for r in rs if name not in r.get("metrics", {})]
+            if missing:
+                raise InputError(f"{m}/{fs}: a run without {missing[0]} test scores (every run of a table is scored "
+                                 "with the same metrics)")
+            means = [statistics.fmean(r["test"] for r in rs)]
+            means += [statistics.fmean(r["metrics"][name]["test"] for r in rs) for name in metrics]
+            text += f"| {paper_name(m)} | {fs} | " + " | ".join(f"{v:.2f}" for v in means) + " |\n"
+    blocks = []
+    for label, name in zip(labels[1:], metrics, strict=True):
+        signatures = sorted({s for r in runs for s in r["metrics"][name].get("signatures", [])})
+        blocks.append(f"{label}:\n\n" + "".join(f"    {s}\n" for s in signatures))
+    return text + "\n## Signatures of the evaluation metrics\n\n" + "\n".join(blocks)
+
+
 def companion(
     runs: list[dict],
     cells: dict,
@@ -140,7 +174,8 @@ def companion(
     settings: dict,
     tests: dict | None = None,
 ) -> str:
-    """The Markdown companion of a table: the table, Test per test set, BLEU signature, runs, settings.
+    """The Markdown companion of a table: the table, Test per test set, BLEU signature, the other
+    evaluation metrics' Test with their signatures (where the runs have them), runs, settings.
 
     Parameters
     ----------
@@ -169,6 +204,8 @@ def companion(
         text += companion_section(tests, paper_name)
     text += "\n## Test BLEU per test set (mean over runs)\n\n" + _per_test_set(runs, methods, feature_sets)
     text += "\n## BLEU signature\n\n" + "".join(f"    {s}\n" for s in signatures)
+    if evaluation_metrics(runs):
+        text += _metric_section(runs, methods, feature_sets)
     text += "\n## Runs\n\n| method | feature set | runs | best iterations |\n|---|---|---|---|\n"
     for (m, fs), c in sorted(cells.items()):
         text += f"| {paper_name(m)} | {fs} | {c['runs']} | {' '.join(map(str, c['best_iterations']))} |\n"
