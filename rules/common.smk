@@ -639,6 +639,26 @@ def table_refs(wildcards):
     return [data_path(pair, f"test.{t}.ref") for t in test_sets(pair)]
 
 
+def _table_initial(table):
+    """(feature set, test set, BLEU JSON of the initial weights) for each feature set and test set of
+    the table's pair (rule decode_test_initial)."""
+    pair = TABLES[table]
+    return [
+        (fs, t, model_dir(pair, fs, f"initial/test.{t}.bleu.json"))
+        for fs in config["feature_sets"]
+        for t in test_sets(pair)
+    ]
+
+
+def table_initial_scores(wildcards):
+    return [path for _, _, path in _table_initial(wildcards.table)]
+
+
+def table_initial_arguments(wildcards):
+    """`--initial FEATURE_SET:TEST_SET=BLEU_JSON ...` of `smtlib report table`."""
+    return " ".join(f"{fs}:{t}={path}" for fs, t, path in _table_initial(wildcards.table))
+
+
 def table_ref_arguments(wildcards):
     """`--test-refs NAME=REF` arguments: each test set of the table's pair with its reference."""
     pair = TABLES[wildcards.table]

@@ -32,6 +32,37 @@ rule decode_test:
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
+# the tuning loop's starting point scored like the tuned weights (same decoder and BLEU settings): the
+# tables' companions put every cell beside it, so a table says whether tuning helped at all
+rule decode_test_initial:
+    input:
+        model=model_dir("{pair}", "{fs}", "model.yaml"),
+        weights=rules.init_weights.output,
+        src=test_src,
+        ref=test_ref,
+        moses=moses_system,
+    output:
+        best=model_dir("{pair}", "{fs}", "initial/test.{testset}.1best"),
+        bleu=model_dir("{pair}", "{fs}", "initial/test.{testset}.bleu.json"),
+    params:
+        search=decoder_options,
+        bleu=bleu_options(),
+    threads: 2
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/systems/{pair}/{fs}/initial.test.{testset}.log",
+    benchmark:
+        "results/benchmarks/systems/{pair}/{fs}/initial.test.{testset}.tsv"
+    resources:
+        mem_mb=3000,
+    shell:
+        "(smtlib decode --model {input.model} --weights {input.weights} --input {input.src} "
+        "--output {output.best} --jobs {threads} {params.search} "
+        "&& smtlib bleu --refs {input.ref} --hyps {output.best} {params.bleu} > {output.bleu}.tmp "
+        "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
+
+
 rule score_test:
     input:
         best=rules.decode_test.output.best,

@@ -9,6 +9,7 @@ rule table:
         summaries=table_summaries,
         outputs=table_outputs,
         refs=table_refs,
+        initial=table_initial_scores,
     output:
         tsv=report(
             "results/{table}.tsv",
@@ -30,6 +31,7 @@ rule table:
         settings=table_settings(),
         title=table_title,
         test_refs=table_ref_arguments,
+        initial=table_initial_arguments,
         significance=significance_options(),
         pairs="all",
         bleu=bleu_options(),
@@ -42,7 +44,8 @@ rule table:
         "--feature-sets {params.feature_sets} --not-applicable {params.not_applicable} "
         "--settings {params.settings:q} --title {params.title:q} --out {output.tsv} "
         "--companion {output.companion} --outputs {input.outputs} --test-refs {params.test_refs} "
-        "--tests {output.tests} --pairs {params.pairs} {params.significance} {params.bleu} "
+        "--tests {output.tests} --pairs {params.pairs} --initial {params.initial} {params.significance} "
+        "{params.bleu} "
         "> {log} 2>&1"
 
 
@@ -52,6 +55,7 @@ use rule table as table_extended with:
         summaries=extended_summaries,
         outputs=extended_outputs,
         refs=table_refs,
+        initial=table_initial_scores,
     output:
         tsv=report(
             "results/{table}_extended.tsv",
@@ -73,6 +77,7 @@ use rule table as table_extended with:
         settings=table_settings(),
         title=extended_title,
         test_refs=table_ref_arguments,
+        initial=table_initial_arguments,
         significance=significance_options(),
         pairs="best",
         bleu=bleu_options(),

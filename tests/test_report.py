@@ -101,6 +101,25 @@ def test_best_summary_and_table_through_the_cli(tmp_path, cli):
             "--out", tmp_path / "u.tsv", "--companion", tmp_path / "u.md")
     assert r.returncode == 2 and "outside the table" in r.stderr and not (tmp_path / "u.tsv").exists()
 
+    # the starting point: the initial weights' Test (mean of the test sets, as a cell's) and each cell minus it
+    table = ["report", "table", "--summaries", *table_summaries, "--methods", "mert", "kbmira", "--feature-sets",
+             "small", "--out", tmp_path / "i.tsv", "--companion", tmp_path / "i.md"]
+    initial = [f"small:t1={bleu_json(tmp_path / 'i1.json', 29.0)}", f"small:t2={bleu_json(tmp_path / 'i2.json', 32.5)}"]
+    r = cli(*table, "--initial", *initial)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "i.md").read_text()
+    assert "## The starting point: initial weights" in md
+    assert "| small | 30.75 | +0.50 | +0.50 |" in md and "small: t1 29.00, t2 32.50" in md
+    assert (tmp_path / "i.tsv").read_text() == (tmp_path / "t.tsv").read_text()  # the paper's layout unchanged
+    # a starting point scored otherwise than the runs, or missing a test set, is no baseline
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"name": "BLEU", "score": 29.0, "signature": SIG.replace("tok:none", "tok:13a")}))
+    for bad, message in [([initial[0]], "no score for test set"), ([f"small:t1={other}", initial[1]], "not the runs'"),
+                         ([initial[0], initial[0]], "given twice"), ([f"small={other}"], "FEATURE_SET:TEST_SET")]:
+        r = cli(*table, "--initial", *bad, "--out", tmp_path / "v.tsv", "--companion", tmp_path / "v.md")
+        assert r.returncode == 2 and message in r.stderr, (bad, r.stderr)
+        assert not (tmp_path / "v.tsv").exists()
+
 
 def score_json(path, name, score):
     path.write_text(json.dumps({"name": name, "score": score, "signature": f"{name}-sig"}), encoding="utf-8")

@@ -433,6 +433,9 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     companion = (tmp_path / "results/table4.md").read_text()
     assert "nrefs:1|case:lc|eff:no|tok:none|smooth:exp" in companion and '"iterations": 2' in companion
     assert "## Significance: each cell against its column's best" in companion
+    # the starting point: the initial weights' Test per feature set, each cell beside it
+    assert "## The starting point: initial weights" in companion
+    assert re.search(r"\| small \| \d+\.\d\d \| [+-]\d+\.\d\d \|", companion), companion
     assert "|ar:10000|ties:count|bs:1000|seed:1" in companion
     tested = json.loads((tmp_path / "results/table4_tests.json").read_text())
     assert len(tested["cells"]) == 6 and all(c["runs"] == 2 and c["s_opt"] is not None for c in tested["cells"])

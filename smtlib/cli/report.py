@@ -116,6 +116,21 @@ def _test_outputs(args: argparse.Namespace, runs: list[dict]) -> tuple[dict[str,
     return refs, per_run
 
 
+def _initial_scores(items: list[str] | None) -> dict[str, dict[str, dict]]:
+    """``--initial FEATURE_SET:TEST_SET=BLEU_JSON`` as feature set -> test set -> BLEU result."""
+    from smtlib.report.runs import read_bleu
+
+    scores: dict[str, dict[str, dict]] = {}
+    for key, path in _pairs(items, "=", "--initial", "FEATURE_SET:TEST_SET=BLEU_JSON"):
+        fs, sep, test_set = key.partition(":")
+        if not sep or not fs or not test_set:
+            raise InputError(f"--initial expects FEATURE_SET:TEST_SET=BLEU_JSON, got {key}={path}")
+        if test_set in scores.setdefault(fs, {}):
+            raise InputError(f"--initial {fs}:{test_set} given twice")
+        scores[fs][test_set] = read_bleu(path)
+    return scores
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     from smtlib.report.runs import read_summaries
     from smtlib.report.tables import aggregate, check_runs_in_table, companion, format_tsv, table_rows
@@ -144,7 +159,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     header, rows = table_rows(cells, args.methods, args.feature_sets, not_applicable, marks)
     settings = json.loads(args.settings) if args.settings else {}
     title = args.title or os.path.basename(args.out)
-    text = companion(runs, cells, header, rows, args.methods, args.feature_sets, title, settings, tests)
+    initial = _initial_scores(args.initial)
+    text = companion(runs, cells, header, rows, args.methods, args.feature_sets, title, settings, tests, initial)
     if tests is not None:
         with atomic_output(args.tests) as out:
             json.dump({"title": title, **tests}, out, indent=1, sort_keys=True)
@@ -283,6 +299,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--companion", required=True, help="Markdown: the table, BLEU signature, settings, runs")
     p.add_argument("--settings", help="JSON object of the settings to record in the companion")
     p.add_argument("--title")
+    p.add_argument("--initial", nargs="+", metavar="FEATURE_SET:TEST_SET=BLEU_JSON",
+                   help="smtlib bleu JSON of each test set decoded with the initial weights: the companion puts "
+                        "each cell's Test beside that starting point")
     g = p.add_argument_group("significance (each cell against its column's best; smtlib.report.significance)")
     g.add_argument("--test-refs", nargs="+", metavar="NAME=REF",
                    help="each test set's reference file, in the order the outputs are concatenated (a name given "

@@ -163,6 +163,54 @@ def _metric_section(runs: list[dict], methods: list[str], feature_sets: list[str
     return text + "\n## Signatures of the evaluation metrics\n\n" + "\n".join(blocks)
 
 
+def initial_section(initial: dict[str, dict[str, dict]], runs: list[dict], cells: dict, methods: list[str],
+                    feature_sets: list[str]) -> str:
+    """The companion's section on the tuning loop's starting point: the initial weights' Test (mean over
+    the test sets, as a cell's) per feature set, and each cell's Test minus it.
+
+    Parameters
+    ----------
+    initial
+        Feature set -> test set -> ``smtlib bleu`` result of decoding it with the initial weights (the
+        decoder and BLEU settings of the runs).
+    runs, cells
+        The table's run summaries and their :func:`aggregate`.
+
+    Raises
+    ------
+    InputError
+        If a feature set lacks a test set its runs have, or a BLEU signature differs from the runs'
+        (a baseline scored otherwise than the cells is no baseline).
+    """
+    signatures = {s for r in runs for s in r.get("signatures", [])}
+    lines = ["| feature set | " + " | ".join(["initial weights: Test", *(paper_name(m) for m in methods)]) + " |",
+             "|---" * (len(methods) + 2) + "|"]
+    per_set = []
+    for fs in feature_sets:
+        if fs not in initial:
+            continue
+        wanted = sorted({t for r in runs if r["fs"] == fs for t in r["tests"]})
+        scores = initial[fs]
+        missing = [t for t in wanted if t not in scores]
+        if missing:
+            raise InputError(f"--initial: feature set {fs} has no score for test set(s) {', '.join(missing)}")
+        for t, result in scores.items():
+            if signatures and result.get("signature") not in signatures:
+                raise InputError(f"--initial {fs}:{t}: BLEU signature {result.get('signature')!r} is not the runs' "
+                                 f"({', '.join(sorted(signatures))})")
+        test = statistics.fmean(scores[t]["score"] for t in sorted(scores))
+        deltas = [f"{cells[(m, fs)]['test'] - test:+.2f}" if (m, fs) in cells else "-" for m in methods]
+        lines.append(f"| {fs} | {test:.2f} | " + " | ".join(deltas) + " |")
+        per_set.append(f"{fs}: " + ", ".join(f"{t} {scores[t]['score']:.2f}" for t in sorted(scores)))
+    if len(lines) == 2:
+        return ""
+    return ("\n## The starting point: initial weights\n\n"
+            "Test BLEU of the loop's initial weights (Cherry & Foster 2012, §4.2: 1.0 for the TM, LM and "
+            "distortion features, 0 for the rest), decoded and scored like the tuned weights; then each "
+            "method's Test minus it (positive: tuning helped on test).\n\n"
+            + "\n".join(lines) + "\n\nPer test set: " + "; ".join(per_set) + ".\n")
+
+
 def companion(
     runs: list[dict],
     cells: dict,
@@ -173,9 +221,11 @@ def companion(
     title: str,
     settings: dict,
     tests: dict | None = None,
+    initial: dict[str, dict[str, dict]] | None = None,
 ) -> str:
-    """The Markdown companion of a table: the table, Test per test set, BLEU signature, the other
-    evaluation metrics' Test with their signatures (where the runs have them), runs, settings.
+    """The Markdown companion of a table: the table, Test per test set, the initial weights' Test (when
+    given: :func:`initial_section`), BLEU signature, the other evaluation metrics' Test with their
+    signatures (where the runs have them), runs, settings.
 
     Parameters
     ----------
@@ -192,6 +242,8 @@ def companion(
     tests
         :func:`smtlib.report.significance.table_tests` with its ``signature``, if the cells were
         tested: per cell, p against the column's best, s_sel, s_opt and the mark.
+    initial
+        Feature set -> test set -> BLEU result of the initial weights (:func:`initial_section`).
     """
     signatures = sorted({s for r in runs for s in r.get("signatures", [])})
     pairs = sorted({r["pair"] for r in runs})
@@ -203,6 +255,8 @@ def companion(
 
         text += companion_section(tests, paper_name)
     text += "\n## Test BLEU per test set (mean over runs)\n\n" + _per_test_set(runs, methods, feature_sets)
+    if initial:
+        text += initial_section(initial, runs, cells, methods, feature_sets)
     text += "\n## BLEU signature\n\n" + "".join(f"    {s}\n" for s in signatures)
     if evaluation_metrics(runs):
         text += _metric_section(runs, methods, feature_sets)
