@@ -11,19 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from smtlib.bleu.background import background_bleu
 from smtlib.bleu.stats import BleuSettings, compute_stats
-from smtlib.decoder.lattice_paths import upper_envelope
-from smtlib.decoder.lattice_bleu import (
-    linear_coefficients,
-    oracle_path,
-    oracle_workspace,
-    path_stats,
-    prepare_references,
-)
-from smtlib.decoder.decoder import format_kbest_line
-from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
-from smtlib.tuners.kbmira import background_bleu
-from smtlib.tuners.lattice_data import dense_groups, path_lines
+from smtlib.kbest.format import format_kbest_line
+from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
+from smtlib.lattice.paths import upper_envelope
+from smtlib.lattice.stats import path_stats, prepare_references
+from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
+from smtlib.lattice.problem import dense_groups, path_lines
 from smtlib.tuners.lbmert import LatticeLineSearch, LbMert, merge_envelope_paths
 from smtlib.tuners.lbmira import MiraState, run_passes
 from smtlib.tuners.mert_envelope import line_search

@@ -104,7 +104,7 @@ def run(cls, args: argparse.Namespace) -> int:
 
 
 def _run_lattice(tuner, args: argparse.Namespace) -> int:
-    from smtlib.tuners.lattice_data import load_lattice_problem, path_lines, write_paths
+    from smtlib.lattice.problem import load_lattice_problem, path_lines, write_paths
 
     _require(args, *REQUIRED["lattice"])
     references = read_references(args.refs)

@@ -4,9 +4,9 @@ MERT whose line search ranges over *every path of every lattice* instead of a k-
 
 * along a line ``w + x d`` the 1-best of each sentence is the upper envelope of its lattice paths'
   lines, computed exactly by propagating envelopes through the lattice
-  (:mod:`smtlib.decoder.lattice_envelope`; Macherey et al. 2008, §3);
+  (:mod:`smtlib.lattice.envelope`; Macherey et al. 2008, §3);
 * every segment of a sentence's envelope is a path whose BLEU statistics are counted from its words
-  (:func:`smtlib.decoder.lattice_bleu.path_stats`); the sentences' breakpoints are merged and corpus
+  (:func:`smtlib.lattice.stats.path_stats`); the sentences' breakpoints are merged and corpus
   BLEU (no smoothing) is scored on every interval, and the best interval is chosen, by the k-best line
   search's own code (:func:`smtlib.tuners.mert_envelope.interval_scores` and ``best_point``: the
   leftmost best interval, its midpoint, Moses's steps into an unbounded one);
@@ -61,22 +61,15 @@ import concurrent.futures
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice_bleu import LatticeReferences, path_stats, viterbi_path
-from smtlib.decoder.lattice_envelope import corpus_envelopes
-from smtlib.decoder.lattice_set import LatticeSet, lattice_set_from_pool
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
+from smtlib.lattice.envelope import corpus_envelopes
+from smtlib.lattice.lattice_set import LatticeSet, lattice_set_from_pool
+from smtlib.lattice.paths import viterbi_paths
+from smtlib.lattice.stats import LatticeReferences, empty_references, path_stats
 from smtlib.tuners.base import TuneResult, Tuner
 from smtlib.tuners.mert_envelope import best_point, interval_scores
 from smtlib.tuners.mert_metric import BLEU, bleu_none_from_sums
-
-
-def empty_references(n_sentences: int) -> LatticeReferences:
-    """References for a lattice set whose paths all carry their own statistics (a k-best pool)."""
-    z = np.zeros(0, np.int64)
-    return LatticeReferences(z, np.zeros(n_sentences, np.int64), np.zeros(n_sentences + 1, np.int64), z, z,
-                             np.zeros((n_sentences, 1), np.int64), 0, np.zeros(n_sentences),
-                             np.zeros(n_sentences + 1, np.int64), np.ones(n_sentences, np.int64), z, z)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -90,31 +83,6 @@ def _path_hashes(path_sent, path_off, path_edges):
             h = (h ^ np.uint64(path_edges[k] + 1)) * np.uint64(1099511628211)
         out[p] = np.int64(h)
     return out
-
-
-@numba.njit(cache=True, nogil=True)
-def viterbi_paths(n_nodes, edge_off, tails, heads, scores):
-    """The best path of every sentence: (sentence of each path, offsets, edges); empty lattices skipped."""
-    n_sent = n_nodes.shape[0]
-    sent = np.empty(n_sent, dtype=np.int64)
-    off = np.zeros(n_sent + 1, dtype=np.int64)
-    edges = np.empty(tails.shape[0] + 1, dtype=np.int64)
-    buf = np.empty(1024, dtype=np.int64)
-    k = 0
-    for s in range(n_sent):
-        if n_nodes[s] == 0:
-            continue
-        if buf.shape[0] < n_nodes[s] + 1:
-            buf = np.empty(2 * (n_nodes[s] + 1), dtype=np.int64)
-        _, n = viterbi_path(edge_off[s], edge_off[s + 1], n_nodes[s], tails, heads, scores, buf)
-        if n < 0:
-            continue
-        sent[k] = s
-        for j in range(n):
-            edges[off[k] + j] = buf[j]
-        off[k + 1] = off[k] + n
-        k += 1
-    return sent[:k], off[: k + 1], edges[: off[k]]
 
 
 class LatticeLineSearch:

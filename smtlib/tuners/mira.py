@@ -4,7 +4,7 @@ Algorithm 1 with the true search space: each sentence is decoded with the curren
 :class:`~smtlib.decoder.decoder.Decoder` per sentence, since the weights change after every update;
 the model is loaded once per shard), and the hope and the fear are found in that search's lattice,
 pruned to ``density`` edges per reference word as lb-mira's lattices are (§3.1), by the same exact
-linear-BLEU oracle decoding (:mod:`smtlib.decoder.lattice_bleu`); one update per sentence, with
+linear-BLEU oracle decoding (:mod:`smtlib.tuners.hope_fear`); one update per sentence, with
 the same pseudo-document BLEU, step cap and decay as the batch variants (§4: C = 0.01,
 gamma = 0.999), by the same compiled pass as lb-mira (:func:`smtlib.tuners.lbmira.mira_pass`).
 
@@ -45,11 +45,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from smtlib.bleu.stats import BleuSettings
-from smtlib.decoder.lattice_bleu import prepare_references
-from smtlib.decoder.lattice_paths import density_prune_edges, subgraph
-from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_pool
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
+from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_pool
+from smtlib.lattice.paths import density_prune_edges, subgraph
+from smtlib.lattice.stats import empty_references, prepare_references
 from smtlib.tuners.base import TuneResult, Tuner
 from smtlib.tuners.lbmira import MiraState, check_mira_params, run_passes
 
@@ -152,8 +152,6 @@ class OnlineMira(Tuner):
     # ------------------------------------------------------------------ on a fixed pool
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         """``epochs`` mixing epochs with the pool as every sentence's search space (see the module docstring)."""
-        from smtlib.tuners.lbmert import empty_references
-
         self._check()
         p = self.params
         ls = lattice_set_from_pool(pool)

@@ -37,7 +37,7 @@ envelope reaches (``_first_change`` walks the hull from its first line) and resu
 by copying the hull once it rejoins it were measured too and gave nothing: the walk takes about
 3 steps per merge (hulls average 10 lines where merges happen), and few merges end early.
 
-:func:`corpus_envelopes` does this for every sentence of a :class:`~smtlib.decoder.lattice_set.LatticeSet`
+:func:`corpus_envelopes` does this for every sentence of a :class:`~smtlib.lattice.lattice_set.LatticeSet`
 in one compiled call and returns the goal envelopes as breakpoints in the representation of the
 k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
 previous path)`` per breakpoint), together with the edges of every path on an envelope, so that
