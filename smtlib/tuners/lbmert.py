@@ -62,12 +62,11 @@ import numba
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool
 from smtlib.lattice.envelope import corpus_envelopes
-from smtlib.lattice.lattice_set import LatticeSet, lattice_set_from_pool
+from smtlib.lattice.lattice_set import LatticeSet
 from smtlib.lattice.paths import viterbi_paths
-from smtlib.lattice.stats import LatticeReferences, empty_references, path_stats
-from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.lattice.stats import LatticeReferences, path_stats
+from smtlib.tuners.base import LatticeTuner, TuneResult
 from smtlib.tuners.mert_envelope import best_point, interval_scores
 from smtlib.tuners.mert_metric import BLEU, bleu_none_from_sums
 
@@ -193,7 +192,7 @@ def _unbounded_rule(name: str) -> int | None:
     return rules[name]
 
 
-class LbMert(Tuner):
+class LbMert(LatticeTuner):
     """Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."""
 
     name = "lbmert"
@@ -233,9 +232,10 @@ class LbMert(Tuner):
         if self.threads < 1:
             raise InputError("lbmert: threads (--jobs) must be >= 1")
 
-    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        """Lattice MERT on a k-best pool: every hypothesis a whole path with the pool's statistics."""
-        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+    @property
+    def new_paths(self) -> list[tuple[int, np.ndarray]]:
+        """The envelope paths of the last fit (what lb-mert aggregates, C&F §4)."""
+        return self.envelope_paths
 
     def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
         """Tune on corpus BLEU over all paths of ``ls`` (weights aligned with ``ls.all_feature_names``)."""

@@ -38,11 +38,10 @@ import numpy as np
 
 from smtlib.bleu.background import background_bleu
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool
-from smtlib.lattice.lattice_set import LatticeSet, lattice_set_from_pool
+from smtlib.lattice.lattice_set import LatticeSet
 from smtlib.lattice.paths import viterbi_paths
-from smtlib.lattice.stats import LatticeReferences, empty_references, path_stats, path_stats_into
-from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.lattice.stats import LatticeReferences, path_stats, path_stats_into
+from smtlib.tuners.base import LatticeTuner, TuneResult
 from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
 from smtlib.tuners.mert_metric import bleu_none_from_sums
 
@@ -311,7 +310,7 @@ def unique_paths(found: list[tuple[int, np.ndarray]], ls: LatticeSet) -> list[tu
     return out
 
 
-class LbMira(Tuner):
+class LbMira(LatticeTuner):
     """Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."""
 
     name = "lbmira"
@@ -329,9 +328,10 @@ class LbMira(Tuner):
         #: (sentence, edges) of every distinct hope and fear lattice path of the last fit
         self.hope_fear_paths: list[tuple[int, np.ndarray]] = []
 
-    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        """Algorithm 1 on a k-best pool (every hypothesis a whole path with its exact ``B``)."""
-        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+    @property
+    def new_paths(self) -> list[tuple[int, np.ndarray]]:
+        """The hope and fear paths of the last fit (what lb-mira aggregates, C&F §3.1)."""
+        return self.hope_fear_paths
 
     def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
         """Run Algorithm 1 on the lattices (already pruned; weights aligned with ``ls.all_feature_names``)."""

@@ -47,7 +47,7 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.tuners.base import KBestTuner, TuneResult
 from smtlib.tuners.mert_envelope import (
     UNBOUNDED_RULES,
     add_scaled,
@@ -59,7 +59,7 @@ from smtlib.tuners.mert_envelope import (
 from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
 
 
-class Mert(Tuner):
+class Mert(KBestTuner):
     """k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."""
 
     name = "mert"

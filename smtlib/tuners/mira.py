@@ -50,7 +50,7 @@ from smtlib.kbest.pool import KBestPool
 from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_pool
 from smtlib.lattice.paths import density_prune_edges, subgraph
 from smtlib.lattice.stats import empty_references, prepare_references
-from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.tuners.base import OnlineTuner, TuneResult
 from smtlib.tuners.lbmira import MiraState, check_mira_params, run_passes
 
 
@@ -117,7 +117,7 @@ def mix(shards: Sequence[dict], previous: dict | None = None, accumulate: bool =
             "updates": int(sum(r["updates"] for r in shards)) + (int(previous["updates"]) if previous else 0)}
 
 
-class OnlineMira(Tuner):
+class OnlineMira(OnlineTuner):
     """Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."""
 
     name = "mira"
@@ -143,6 +143,11 @@ class OnlineMira(Tuner):
             raise InputError("mira: epochs must be at least 1")
         if self.params["average"] not in ("epoch", "all"):
             raise InputError(f"mira: average must be 'epoch' or 'all', not {self.params['average']!r}")
+
+    def mix_epoch(self, shards: Sequence[dict], previous: dict | None) -> dict:
+        """Iterative parameter mixing of one epoch's shard results (:func:`mix`)."""
+        self._check()
+        return mix(shards, previous, self.accumulate)
 
     @property
     def accumulate(self) -> bool:

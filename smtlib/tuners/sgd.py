@@ -59,7 +59,7 @@ from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import SentenceMetricTuner, tuning_metric
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 # -- compiled kernels ------------------------------------------------------------------------------
 
@@ -380,7 +380,7 @@ class _Prepared:
         )
 
 
-class _PairwiseSGD(SentenceMetricTuner, Tuner):
+class _PairwiseSGD(SentenceMetricTuner, KBestTuner):
     """Shared driver of Algorithms 1-4; subclasses fix sharding, mixing and selection."""
 
     defaults: ClassVar[dict[str, Any]] = dict(_COMMON_DEFAULTS)
