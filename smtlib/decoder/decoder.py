@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from smtlib.decoder.cube import cube_search_nb
-from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
+from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
@@ -292,7 +292,7 @@ class Decoder:
     def _phrase_lm_flat(self, flat: np.ndarray, offs: np.ndarray) -> np.ndarray:
         """:meth:`_phrase_lm` of phrases given as one int64 array of word ids and their offsets."""
         m = self.model
-        return _lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, flat, offs)
+        return lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, flat, offs)
 
     def _ranked(self, srcs: list[str]) -> None:
         """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit.

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from typing import IO
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
-from smtlib.decoder.model import load_model, prepare_tokens
+from smtlib.decoder.loader import load_model
+from smtlib.decoder.model import prepare_tokens
 from smtlib.kbest.format import kbest_line
 from smtlib.lattice.format import lattice_block, lattice_header
 from smtlib.system.modeldir import read_model_spec
