@@ -21,8 +21,8 @@ from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_wor
 from smtlib.lattice.problem import dense_groups, path_lines
 from smtlib.tuners.lbmert import LatticeLineSearch, LbMert, merge_envelope_paths
 from smtlib.tuners.lbmira import MiraState, run_passes
-from smtlib.tuners.mert_envelope import line_search
-from smtlib.tuners.mert_metric import BLEU
+from smtlib.tuners.line_search import line_search
+from smtlib.tuners.corpus_metric import BLEU
 from tests.lattice_fixtures import all_paths, path_words, random_lattice, random_reference
 
 SETTINGS = BleuSettings(tokenize="none")
@@ -147,7 +147,7 @@ def test_lbmert_fit_improves_and_reaches_the_brute_force_pool_optimum_of_its_own
         if s not in best or score > best[s][0]:
             best[s] = (score, " ".join(path_words(lats[s], p)))
     stats = compute_stats([best[s][1] for s in range(6)], np.arange(6), [refs], SETTINGS).sum(axis=0)
-    from smtlib.tuners.mert_metric import bleu_none_from_sums
+    from smtlib.tuners.corpus_metric import bleu_none_from_sums
 
     assert result.info["objective"] == pytest.approx(bleu_none_from_sums(stats.astype(float)), abs=1e-12)
     again = LbMert(seed=1, random_restarts=3).fit_lattices(ls, lrefs, init)

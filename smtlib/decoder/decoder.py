@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from smtlib.decoder.cube import cube_search_nb
-from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, lm_estimate_nb
+from smtlib.decoder.model import DECODER_TABLE_LIMIT, PhraseModel, Weights, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
@@ -67,7 +67,7 @@ class DecoderConfig:
 
     stack_size: int = 100
     distortion_limit: int = 6
-    table_limit: int = DEFAULT_TABLE_LIMIT
+    table_limit: int = DECODER_TABLE_LIMIT
     k: int = 100
     distinct: bool = True
     nbest_factor: int = 20

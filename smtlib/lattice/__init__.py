@@ -49,7 +49,7 @@ only wires files to the two layers below):
    :func:`smtlib.lattice.envelope.corpus_envelopes` gives every sentence's envelope as
    breakpoints and the edges of its paths, :func:`smtlib.lattice.stats.path_stats` their BLEU
    statistics; then the k-best line search's own merge and choice of the best interval
-   (:func:`smtlib.tuners.mert_envelope.interval_scores`, ``best_point``) pick the step. The paths
+   (:func:`smtlib.tuners.line_search.interval_scores`, ``best_point``) pick the step. The paths
    met on an envelope are collected; the objective is the BLEU of the Viterbi paths
    (:func:`smtlib.lattice.paths.viterbi_paths`).
 3. **lattice: write.** :func:`smtlib.lattice.problem.path_lines` formats the collected paths as

@@ -11,7 +11,7 @@ goal's envelope, so the node envelopes stay small (a few lines each) although th
 paths is exponential. The goal's envelope is the sentence's envelope, each of its lines a path.
 
 Here every node's candidate lines are scanned in slope order with the convex-hull rule used by the
-k-best line search (:mod:`smtlib.tuners.mert_envelope`): among equal slopes only the highest
+k-best line search (:mod:`smtlib.tuners.line_search`): among equal slopes only the highest
 intercept can win (on an exact tie, the candidate of the lower edge id, then of the lower line of the
 tail, wins), and a line is dropped when the next steeper line overtakes its predecessor no later than
 it does. Nodes are numbered topologically (``tail < head``) and edges sorted by head, so one pass over
@@ -42,7 +42,7 @@ in one compiled call and returns the goal envelopes as breakpoints in the repres
 k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
 previous path)`` per breakpoint), together with the edges of every path on an envelope, so that
 the corpus-level merge and the choice of the best interval are the k-best line search's own
-(:func:`smtlib.tuners.mert_envelope.interval_scores` / ``best_point``).
+(:func:`smtlib.tuners.line_search.interval_scores` / ``best_point``).
 """
 
 from __future__ import annotations

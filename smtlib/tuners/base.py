@@ -173,15 +173,15 @@ class Tuner(abc.ABC):
         return None
 
     def corpus_metric(self, mixture, stats: np.ndarray):
-        """The :class:`~smtlib.tuners.mert_metric.CorpusMetric` of a metric or mixture of
+        """The :class:`~smtlib.tuners.corpus_metric.CorpusMetric` of a metric or mixture of
         :mod:`smtlib.bleu.metrics` over its statistics (``mixture.stats(...)``), for :meth:`__call__`
         (issue 25). Only tuners with a ``fit_metric`` (the registry's ``metrics="any"``) take one."""
-        from smtlib.tuners.mert_metric import mixture_metric
+        from smtlib.tuners.corpus_metric import mixture_metric
 
         return mixture_metric(mixture, stats, self.bleu_sentence)
 
     def __call__(self, pool: KBestPool, init: np.ndarray, metric=None) -> TuneResult:
-        """Validate, fit (toward ``metric``, a :class:`~smtlib.tuners.mert_metric.CorpusMetric`, when
+        """Validate, fit (toward ``metric``, a :class:`~smtlib.tuners.corpus_metric.CorpusMetric`, when
         given: the tuner's ``fit_metric``), and check the result (finite, not all zero)."""
         if metric is not None and not hasattr(self, "fit_metric"):
             raise InputError(f"{self.name} tunes toward BLEU only")

@@ -47,7 +47,7 @@ from smtlib.bleu.background import background_bleu
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import KBestTuner, TuneResult
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
+from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
 
 
 @numba.njit(cache=True)

@@ -8,7 +8,7 @@ MERT whose line search ranges over *every path of every lattice* instead of a k-
 * every segment of a sentence's envelope is a path whose BLEU statistics are counted from its words
   (:func:`smtlib.lattice.stats.path_stats`); the sentences' breakpoints are merged and corpus
   BLEU (no smoothing) is scored on every interval, and the best interval is chosen, by the k-best line
-  search's own code (:func:`smtlib.tuners.mert_envelope.interval_scores` and ``best_point``: the
+  search's own code (:func:`smtlib.tuners.line_search.interval_scores` and ``best_point``: the
   leftmost best interval, its midpoint, Moses's steps into an unbounded one);
 * the search around the line search is ``mert``'s: the coordinate axes (plus ``random_directions``
   random unit directions) per round, sequential or best-of-round sweeps, the current weights plus
@@ -67,8 +67,8 @@ from smtlib.lattice.lattice_set import LatticeSet
 from smtlib.lattice.paths import viterbi_paths
 from smtlib.lattice.stats import LatticeReferences, path_stats
 from smtlib.tuners.base import LatticeTuner, TuneResult
-from smtlib.tuners.mert_envelope import best_point, interval_scores
-from smtlib.tuners.mert_metric import BLEU, bleu_none_from_sums
+from smtlib.tuners.line_search import best_point, interval_scores
+from smtlib.tuners.corpus_metric import BLEU, bleu_none_from_sums
 
 
 @numba.njit(cache=True, nogil=True)
@@ -182,9 +182,9 @@ class EnvelopePaths:
 
 def _unbounded_rule(name: str) -> int | None:
     """The code of ``best_point``'s rule for unbounded intervals (None: that version has no choice)."""
-    from smtlib.tuners import mert_envelope
+    from smtlib.tuners import line_search
 
-    rules = getattr(mert_envelope, "UNBOUNDED_RULES", None)
+    rules = getattr(line_search, "UNBOUNDED_RULES", None)
     if rules is None:
         return None
     if name not in rules:
@@ -205,7 +205,7 @@ class LbMert(LatticeTuner):
         "max_rounds": 500,  # safety bound on rounds per starting point
         "restart_low": 0.0,  # random starting points: uniform in [restart_low, restart_high]
         "restart_high": 1.0,
-        "unbounded_step": "moses",  # step into an unbounded best interval (see mert_envelope.best_point)
+        "unbounded_step": "moses",  # step into an unbounded best interval (see line_search.best_point)
         "normalize": "l1",  # "l1" (Moses) or "none"
     }
 

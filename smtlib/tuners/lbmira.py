@@ -43,7 +43,7 @@ from smtlib.lattice.paths import viterbi_paths
 from smtlib.lattice.stats import LatticeReferences, path_stats, path_stats_into
 from smtlib.tuners.base import LatticeTuner, TuneResult
 from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
-from smtlib.tuners.mert_metric import bleu_none_from_sums
+from smtlib.tuners.corpus_metric import bleu_none_from_sums
 
 
 @numba.njit(cache=True)

@@ -58,7 +58,7 @@ from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners.base import KBestTuner, TuneResult
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
+from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric
 
 _CHUNK = 256  # sentences per block of random draws (fixed, so samples do not depend on memory)
 
