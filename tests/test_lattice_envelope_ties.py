@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from smtlib.bleu.stats import BleuSettings, compute_stats
+from smtlib.lattice.envelope import upper_envelope
 from smtlib.lattice.lattice_set import lattice_set_from_lattices
-from smtlib.lattice.paths import upper_envelope
 from smtlib.lattice.stats import prepare_references
 from smtlib.tuners.lbmert import LatticeLineSearch
 from smtlib.tuners.line_search import line_search

@@ -14,8 +14,8 @@ import pytest
 from smtlib.bleu.background import background_bleu
 from smtlib.bleu.stats import BleuSettings, compute_stats
 from smtlib.kbest.format import format_kbest_line
+from smtlib.lattice.envelope import upper_envelope
 from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
-from smtlib.lattice.paths import upper_envelope
 from smtlib.lattice.stats import path_stats, prepare_references
 from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
 from smtlib.lattice.problem import dense_groups, path_lines

@@ -3,7 +3,8 @@
 A sibling of :mod:`smtlib.kbest`, and in the same place in the layering: below both the decoder
 that writes lattices (:mod:`smtlib.decoder` builds a :class:`~smtlib.lattice.format.Lattice` per
 sentence and writes it with this package's writer) and the tuners that read them (lb-mert,
-lb-mira, online MIRA). Nothing here imports the decoder or a tuner.
+lb-mira, online MIRA). Nothing here imports the decoder or a tuner. The package re-exports nothing: import the module
+that owns a name (``from smtlib.lattice.format import Lattice``).
 
 Modules
 -------
@@ -17,11 +18,11 @@ Modules
     *whole-path edges* standing for hypotheses given from outside (a k-best pool is a lattice set
     whose lattices are bundles of whole paths).
 :mod:`~smtlib.lattice.paths`
-    Paths: Viterbi, k best paths (also the decoder's k-best lists), beam and density pruning, the
-    upper envelope of one lattice.
+    Paths: Viterbi, k best paths (also the decoder's k-best lists), beam and density pruning.
 :mod:`~smtlib.lattice.envelope`
-    Upper envelopes of every sentence of a set along a line (Macherey et al. 2008): lattice MERT's
-    line search, as breakpoints in the k-best line search's representation.
+    Upper envelopes of every path along a line (Macherey et al. 2008), for every sentence of a set
+    (lattice MERT's line search, as breakpoints in the k-best line search's representation) or one
+    lattice.
 :mod:`~smtlib.lattice.stats`
     Exact BLEU statistics of lattice paths against per-sentence reference tables.
 :mod:`~smtlib.lattice.problem`
@@ -69,21 +70,3 @@ compiled pass, so they take the references as one tuple of arrays), the reader's
 parser, and the writer's value formatter. Measured timings are in ``benchmarks/results/`` and in
 ``benchmarks/lattice_io.py`` / ``benchmarks/lattice_tuners.py``.
 """
-
-from smtlib._lazy import lazy_exports
-
-_EXPORTS = {
-    "Lattice": "smtlib.lattice.format",
-    "read_lattices": "smtlib.lattice.format",
-    "write_lattice": "smtlib.lattice.format",
-    "read_lattice_set": "smtlib.lattice.reader",
-    "LatticeSet": "smtlib.lattice.lattice_set",
-    "LatticeSetBuilder": "smtlib.lattice.lattice_set",
-    "best_path": "smtlib.lattice.paths",
-    "kbest_paths": "smtlib.lattice.paths",
-    "upper_envelope": "smtlib.lattice.paths",
-    "Envelope": "smtlib.lattice.paths",
-    "load_lattice_problem": "smtlib.lattice.problem",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)

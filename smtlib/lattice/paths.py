@@ -6,15 +6,11 @@ on a :class:`~smtlib.lattice.lattice_set.LatticeSet`'s flat arrays, for the tune
 :func:`kbest_paths` (the k best paths, optionally with distinct translations: :func:`kbest_nb`, the
 lazy deviation search that also gives the decoder's k-best lists), two prunings by max-marginal score (the best path through an edge): :func:`beam_prune_nb`
 (within a beam of the 1-best: ``smtlib decode --lattice-beam``) and :func:`density_prune_edges` (the
-best ``max_edges``: lb-mira's density pruning; :func:`subgraph` renumbers what is kept), and
-:func:`upper_envelope` (the piecewise-linear maximum of ``(w + gamma d) . h`` over all paths as a
-function of ``gamma``, Macherey et al. 2008, Algorithm 1 / §3 "lattice MERT"), for lattice MERT and
-lattice MIRA.
+best ``max_edges``: lb-mira's density pruning; :func:`subgraph` renumbers what is kept). The upper envelope of all paths along a line is :mod:`smtlib.lattice.envelope`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 import numba
@@ -298,6 +294,15 @@ def max_marginals(n_nodes, tails, heads, deltas):
 
 
 @numba.njit(cache=True)
+def reverse_prefix(buf, n):
+    """Reverse ``buf[:n]`` in place: a path traced back from the goal, put in start-to-goal order."""
+    for k in range(n // 2):
+        tmp = buf[k]
+        buf[k] = buf[n - 1 - k]
+        buf[n - 1 - k] = tmp
+
+
+@numba.njit(cache=True)
 def viterbi_path(lo, hi, n_nodes, tails, heads, scores, buf):
     """The best path by model score (edges ``lo:hi`` sorted by head); ties: the first edge. Returns
     ``(score, n)`` with the edges in ``buf[:n]`` (``n = -1`` if the goal is unreachable)."""
@@ -319,10 +324,7 @@ def viterbi_path(lo, hi, n_nodes, tails, heads, scores, buf):
         buf[n] = e
         n += 1
         v = tails[e]
-    for k in range(n // 2):
-        tmp = buf[k]
-        buf[k] = buf[n - 1 - k]
-        buf[n - 1 - k] = tmp
+    reverse_prefix(buf, n)
     return best[goal], n
 
 
@@ -404,44 +406,3 @@ def kbest_paths(lat: Lattice, weights: Mapping[str, float] | np.ndarray, k: int,
                                    max(pops, k), distinct)
     paths = [edges[offs[i] : offs[i + 1]].tolist() for i in range(len(scores))]
     return scores.tolist(), offs.tolist(), paths
-
-
-@dataclasses.dataclass
-class Envelope:
-    """The upper envelope of ``(w + gamma d) . h`` over the paths of a lattice.
-
-    Segment ``i`` covers ``gamma`` in ``[starts[i], starts[i+1])`` (``starts[0] = -inf``); there the
-    best path is ``paths[i]`` with score ``intercepts[i] + slopes[i] * gamma``.
-    """
-
-    starts: np.ndarray
-    slopes: np.ndarray
-    intercepts: np.ndarray
-    paths: list[list[int]]
-
-
-def upper_envelope(lat: Lattice, weights: Mapping[str, float] | np.ndarray,
-                   direction: Mapping[str, float] | np.ndarray) -> Envelope:
-    """Macherey et al. (2008): the upper envelope of ``(w + gamma d) . h`` over all paths of ``lat``.
-
-    Node envelopes are propagated in topological order by the compiled kernel of
-    :mod:`smtlib.lattice.envelope` (each node's envelope is the upper envelope of its
-    incoming edges' shifted tail envelopes); the goal's envelope is returned with the path of every
-    segment.
-    """
-    from smtlib.lattice.envelope import corpus_envelopes  # the decoder imports this module: not at its start-up
-
-    a_e = lat.edge_scores(weights)
-    b_e = lat.edge_scores(direction)
-    order = np.lexsort((lat.tails, lat.heads))
-    tails = np.asarray(lat.tails, dtype=np.int64)[order]
-    heads = np.asarray(lat.heads, dtype=np.int64)[order]
-    first, bx, _, _, _, path_off, path_edges = corpus_envelopes(
-        np.array([lat.n_nodes], dtype=np.int64), np.array([0, lat.n_edges], dtype=np.int64), tails, heads,
-        np.ascontiguousarray(a_e[order]), np.ascontiguousarray(b_e[order]))
-    if first[0] < 0:
-        return Envelope(np.zeros(0), np.zeros(0), np.zeros(0), [])
-    paths = [order[path_edges[path_off[k] : path_off[k + 1]]].tolist() for k in range(len(path_off) - 1)]
-    slopes = np.array([b_e[p].sum() if p else 0.0 for p in paths])
-    icepts = np.array([a_e[p].sum() if p else 0.0 for p in paths])
-    return Envelope(np.concatenate([[-np.inf], bx]), slopes, icepts, paths)

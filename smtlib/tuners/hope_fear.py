@@ -58,6 +58,7 @@ import numba
 import numpy as np
 
 from smtlib.bleu.background import background_bleu
+from smtlib.lattice.paths import reverse_prefix
 
 
 @numba.njit(cache=True)
@@ -221,10 +222,7 @@ def oracle_path(s, lo, hi, n_nodes, tails, heads, scores, word_off, path_row, pa
         path_buf[n] = bpe[j]
         n += 1
         j = bpp[j]
-    for k in range(n // 2):
-        tmp = path_buf[k]
-        path_buf[k] = path_buf[n - 1 - k]
-        path_buf[n - 1 - k] = tmp
+    reverse_prefix(path_buf, n)
     value = sc[best] + lam * constant
     return value, n, (path_buf, st, sc, bpe, bpp, nlo, nhi, mark, stamp_of, counter)
 
