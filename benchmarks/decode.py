@@ -65,7 +65,8 @@ def child(args: argparse.Namespace) -> None:
     """Decode with each of our searches in this process; print one JSON line per search."""
     from smtlib.decoder import driver
     from smtlib.decoder.decoder import Decoder, DecoderConfig
-    from smtlib.decoder.model import load_model, prepare_tokens
+    from smtlib.decoder.loader import load_model
+    from smtlib.decoder.model import prepare_tokens
     from smtlib.io import read_lines
     from smtlib.system.modeldir import read_model_spec
     from smtlib.weights import read_weights

@@ -2,7 +2,7 @@
 
 The lattice tuners decode the dev set to unpruned lattices every iteration (``smtlib decode --lattice F
 --lattice-beam 0``, with the 100-best list and the 1-best) and read them back
-(:func:`smtlib.decoder.lattice_reader.read_lattice_set`). This runs that decode on the first
+(:func:`smtlib.lattice.reader.read_lattice_set`). This runs that decode on the first
 ``--sentences`` Multi30k dev sentences with the initial weights (Medium by default; models and inputs
 as ``benchmarks/_inputs.py`` finds them), each decode in its own child process timed by its CPU time
 (``os.wait4``: user + system, so other jobs on the machine do not count), then reads the lattice
@@ -21,7 +21,7 @@ Last line: ``lattice_decode_cpu_seconds: S`` (this tree's mean).
 Measured 2026-11-23, 21:10-21:40 UTC (2 cores shared with other jobs, load average 4-6; the
 lead's 200-sentence baseline on an idle machine: 14.8 s), Medium, 200 sentences (1.59M edges,
 298 MB of text, 41.7 MB gzip), this script with ``--baseline`` = main at f38fef1: the decode
-15.32 / 16.87 s -> 6.98 / 7.45 s CPU with the compiled writer (:mod:`smtlib.decoder.lattice_writer`),
+15.32 / 16.87 s -> 6.98 / 7.45 s CPU with the compiled writer (:mod:`smtlib.lattice.format`),
 lattice, k-best and 1-best files byte-identical; all 1,014 sentences (8.07M edges) 76.1 -> 32.6 s
 CPU, identical. ``read_lattice_set`` of the 200-sentence file: 3.2 s reading + 0.75 s ``build()``
 (unchanged: decompression ~0.45 s, chunk assembly ~0.35 s, the line scan ~0.5 s, number parsing
@@ -42,7 +42,7 @@ from _inputs import ROOT, dev_set, find_model, init_weights  # noqa: E402
 
 READ = """
 import json, sys, time
-from smtlib.decoder.lattice_reader import read_lattice_set
+from smtlib.lattice.reader import read_lattice_set
 t0 = time.process_time()
 builder = read_lattice_set(sys.argv[1], int(sys.argv[2]))
 t1 = time.process_time()

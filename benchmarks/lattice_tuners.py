@@ -46,7 +46,7 @@ Measured 2026-11-23, 16:30-16:55 UTC (load average 11-14 on 2 cores; CPU seconds
 * all 1,014 dev sentences (8.07M lattice edges, 1.04M nodes), ``--restarts 1`` (the current weights
   plus one random start, i.e. 2 of a full step's 21 climbs): lbmert 190.8 s CPU, 162 line searches,
   peak RSS 2,447 MB; loading the lattices alone 23 s CPU (peak 2,235 MB before and 1,903 MB after
-  trimming freed buffers in :mod:`smtlib.decoder.lattice_set`). That is (190.8 - 23) / 162 = 1.0 s
+  trimming freed buffers in :mod:`smtlib.lattice.lattice_set`). That is (190.8 - 23) / 162 = 1.0 s
   per line search; a full step (about 1,200 line searches at 200 sentences) is therefore about
   21 min CPU on 1,014 sentences. The full step was not run here: at this machine's load it would
   have taken more than two hours of wall time.
@@ -64,7 +64,7 @@ rest is the hull scan's data-dependent comparisons. The lattices (200 sentences:
 one out: collapsing them would change floating-point sums and save under 5 %), in-degree median 2,
 90th percentile 13, the goal nodes 2,400 on average (30 % of all edges), envelopes of 7.5 lines on
 average (at most 35). Of the merges of an incoming envelope into a node's, 72-86 % change nothing:
-:func:`smtlib.decoder.lattice_envelope._first_change` decides that with the merge's own
+:func:`smtlib.lattice.envelope._first_change` decides that with the merge's own
 floating-point operations and skips them (or starts a merge at its first possible change).
 Measured with ``--baseline`` (main before the change), interleaved line searches in one process
 with bit-identical envelopes and results, 36 searches each: 200 sentences 0.211 s -> 0.143 s CPU per line
@@ -120,7 +120,10 @@ LOAD_ONLY = """
 import sys
 from smtlib.bleu.references import read_references
 from smtlib.bleu.stats import BleuSettings
-from smtlib.tuners.lattice_data import load_lattice_problem
+try:
+    from smtlib.lattice.problem import load_lattice_problem
+except ImportError:  # a baseline from before smtlib.lattice (issue 26)
+    from smtlib.tuners.lattice_data import load_lattice_problem
 load_lattice_problem([sys.argv[1]], None, read_references([sys.argv[2]]), BleuSettings(tokenize="none", lowercase=True))
 """
 
@@ -162,7 +165,8 @@ def interleaved_line_searches(lattice: str, refs: str, weights: str, baseline: s
     """Child: line searches with the baseline's and this tree's envelope kernel alternately, in one process.
 
     The lattices are loaded once (this tree's code); the baseline checkout's
-    ``smtlib/decoder/lattice_envelope.py`` is loaded from its file as a module of its own, and lb-mert's
+    envelope module (``smtlib/lattice/envelope.py``, or ``smtlib/decoder/lattice_envelope.py`` in a
+    checkout from before issue 26) is loaded from its file as a module of its own, and lb-mert's
     line search (:class:`smtlib.tuners.lbmert.LatticeLineSearch`: envelopes, path statistics, interval
     scores) runs with one kernel, then the other (the order alternating), along every coordinate axis
     from the initial weights and from one random start. Alternating in one process makes both see the
@@ -178,12 +182,15 @@ def interleaved_line_searches(lattice: str, refs: str, weights: str, baseline: s
     import smtlib.tuners.lbmert as lbmert
     from smtlib.bleu.references import read_references
     from smtlib.bleu.stats import BleuSettings
-    from smtlib.tuners.lattice_data import load_lattice_problem
+    from smtlib.lattice.problem import load_lattice_problem
     from smtlib.weights import read_weights
 
     # an importable copy under a name of its own (numba's on-disk cache needs a module it can import)
     copy_dir = pathlib.Path(tempfile.mkdtemp(prefix="baseline-kernel-"))
-    shutil.copy(pathlib.Path(baseline) / "smtlib" / "decoder" / "lattice_envelope.py", copy_dir / "baseline_lattice_envelope.py")
+    source = pathlib.Path(baseline) / "smtlib" / "lattice" / "envelope.py"
+    if not source.exists():
+        source = pathlib.Path(baseline) / "smtlib" / "decoder" / "lattice_envelope.py"
+    shutil.copy(source, copy_dir / "baseline_lattice_envelope.py")
     sys.path.insert(0, str(copy_dir))
     base = importlib.import_module("baseline_lattice_envelope")
     kernels = {"base": base.corpus_envelopes, "tree": lbmert.corpus_envelopes}
@@ -231,7 +238,7 @@ def gil_pauses(lattice: str, refs: str, weights: str) -> None:
 
     from smtlib.bleu.references import read_references
     from smtlib.bleu.stats import BleuSettings
-    from smtlib.tuners.lattice_data import load_lattice_problem
+    from smtlib.lattice.problem import load_lattice_problem
     from smtlib.tuners.lbmert import LatticeLineSearch
     from smtlib.weights import read_weights
 

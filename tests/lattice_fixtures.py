@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice
+from smtlib.lattice.format import Lattice
 
 VOCAB = ["a", "man", "dog", "the", "runs", "on", "grass", "blue", "."]
 NAMES = ["tm_0", "lm_0", "wp_0"]

@@ -149,7 +149,7 @@ def weights_reader(dense_names: list[str], has_sparse: bool = False) -> Callable
 
 
 def lattice_reader(path: pathlib.Path):
-    from smtlib.decoder.lattice import read_lattices
+    from smtlib.lattice.format import read_lattices
 
     return [(lat.sent_id, lat.n_nodes, lat.tails, lat.heads, lat.words, lat.dense, lat.sparse, lat.feature_names)
             for lat in read_lattices(path)]

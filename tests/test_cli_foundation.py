@@ -354,14 +354,28 @@ def test_tune_method_help_shows_its_summary_settings_and_required_options(cli):
     for key, value in get_tuner_class("kbmira").defaults.items():
         assert f"\n  {key}={value}\n" in out + "\n"
     assert "--init W, -i W        initial weights file (required)" in out
-    assert "--lattice" not in out and "--model" not in out  # options of the lattice tuners and online MIRA
+    for option in ("--lattice", "--paths-out", "--jobs", "--model", "--source", "--stack-size", "--mix"):
+        assert option not in out, option  # options of the lattice tuners and online MIRA (issue 26)
     assert not [s for s in SPHINX if s in out], out
     lattice = cli("tune", "lbmira", "--help").stdout
     assert "usage: smtlib tune lbmira --lattice LATTICE [LATTICE ...] --refs REF [REF ...] --init W --out W" in lattice
-    assert "density=50.0" in lattice and "--pool" not in lattice
+    assert "density=50.0" in lattice and "--paths-out" in lattice and "--jobs" in lattice
+    for option in ("--pool", "--dialect", "--model", "--stack-size", "--mix"):
+        assert option not in lattice, option
     online = cli("tune", "mira", "--help").stdout
     assert "usage: smtlib tune mira --model MODEL --source SRC --refs REF [REF ...] --init W --out W" in online
     assert "smtlib tune mira --mix SHARD_JSON" in online and "--stack-size" in online
+    for option in ("--kbest", "--pool", "--dialect", "--lattice", "--paths-out", "--jobs"):
+        assert option not in online, option
+
+
+def test_tune_takes_only_its_kinds_options(cli):
+    """Issue 26: a k-best method does not accept (and silently ignore) a lattice or decoder option."""
+    for extra in (["--lattice", "x.lat"], ["--model", "m"], ["--jobs", "2"]):
+        result = cli("tune", "kbmira", "--kbest", "x.nbest", "--refs", "r", "--init", "w", "--out", "o", *extra)
+        assert result.returncode == 2 and f"unrecognized arguments: {extra[0]}" in result.stderr, result.stderr
+    result = cli("tune", "lbmira", "--lattice", "x.lat", "--refs", "r", "--init", "w", "--out", "o", "--pool", "p")
+    assert result.returncode == 2 and "unrecognized arguments: --pool" in result.stderr, result.stderr
 
 
 def test_every_tune_method_has_its_help(capsys):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
-from smtlib.decoder.model import load_model
+from smtlib.decoder.loader import load_model
 from tests.decoder_toy import start_weights, write_toy_model
 from tests.decoder_reference import brute_force, kenlm_models, random_sentences, toy_weights
 

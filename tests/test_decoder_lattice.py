@@ -7,8 +7,9 @@ import pytest
 
 from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.lattice import read_lattices
-from smtlib.decoder.lattice_paths import best_path, kbest_paths, upper_envelope
+from smtlib.lattice.envelope import upper_envelope
+from smtlib.lattice.format import read_lattices
+from smtlib.lattice.paths import best_path, kbest_paths
 from tests.decoder_toy import random_source, start_weights, write_toy_model
 from smtlib.io import read_lines
 from smtlib.weights import read_weights, write_weights

@@ -276,7 +276,7 @@ def test_slicing_equals_decoding_the_subsample(decoded, cli):
 
 
 def test_slicing_errors(decoded, cli, tmp_path):
-    from smtlib.kbest.slice import read_ids, slice_kbest, slice_lattices, slice_lines
+    from smtlib.data.slicing import read_ids, slice_kbest, slice_lattices, slice_lines
 
     d, lines = decoded
     for text, message in (("1\n1\n", "listed twice"), ("1\nx\n", "not a non-negative")):

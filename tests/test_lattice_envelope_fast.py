@@ -1,6 +1,6 @@
 """The shortcuts of the lattice envelope kernel change nothing: node envelopes bit for bit.
 
-:func:`smtlib.decoder.lattice_envelope.sentence_envelope` skips the merges of incoming envelopes
+:func:`smtlib.lattice.envelope.sentence_envelope` skips the merges of incoming envelopes
 that cannot change the head's envelope, and starts the others where the first change can be
 (``_first_change``). The reference here is the kernel without
 any shortcut, written out in plain Python: every node's envelope is built by merging its incoming
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smtlib.decoder.lattice_envelope import new_workspace, sentence_envelope
+from smtlib.lattice.envelope import new_workspace, sentence_envelope
 from tests.lattice_fixtures import all_paths, random_lattice
 
 

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from smtlib.bleu.stats import BleuSettings, compute_stats
-from smtlib.decoder.lattice_paths import upper_envelope
-from smtlib.decoder.lattice_bleu import prepare_references
-from smtlib.decoder.lattice_set import lattice_set_from_lattices
+from smtlib.lattice.envelope import upper_envelope
+from smtlib.lattice.lattice_set import lattice_set_from_lattices
+from smtlib.lattice.stats import prepare_references
 from smtlib.tuners.lbmert import LatticeLineSearch
-from smtlib.tuners.mert_envelope import line_search
-from smtlib.tuners.mert_metric import BLEU
+from smtlib.tuners.line_search import line_search
+from smtlib.tuners.corpus_metric import BLEU
 from tests.lattice_fixtures import all_paths, path_words, random_lattice, random_reference
 
 

@@ -11,23 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from smtlib.bleu.background import background_bleu
 from smtlib.bleu.stats import BleuSettings, compute_stats
-from smtlib.decoder.lattice_paths import upper_envelope
-from smtlib.decoder.lattice_bleu import (
-    linear_coefficients,
-    oracle_path,
-    oracle_workspace,
-    path_stats,
-    prepare_references,
-)
-from smtlib.decoder.decoder import format_kbest_line
-from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
-from smtlib.tuners.kbmira import background_bleu
-from smtlib.tuners.lattice_data import dense_groups, path_lines
+from smtlib.kbest.format import format_kbest_line
+from smtlib.lattice.envelope import upper_envelope
+from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_lattices
+from smtlib.lattice.stats import path_stats, prepare_references
+from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
+from smtlib.lattice.problem import dense_groups, path_lines
 from smtlib.tuners.lbmert import LatticeLineSearch, LbMert, merge_envelope_paths
 from smtlib.tuners.lbmira import MiraState, run_passes
-from smtlib.tuners.mert_envelope import line_search
-from smtlib.tuners.mert_metric import BLEU
+from smtlib.tuners.line_search import line_search
+from smtlib.tuners.corpus_metric import BLEU
 from tests.lattice_fixtures import all_paths, path_words, random_lattice, random_reference
 
 SETTINGS = BleuSettings(tokenize="none")
@@ -152,7 +147,7 @@ def test_lbmert_fit_improves_and_reaches_the_brute_force_pool_optimum_of_its_own
         if s not in best or score > best[s][0]:
             best[s] = (score, " ".join(path_words(lats[s], p)))
     stats = compute_stats([best[s][1] for s in range(6)], np.arange(6), [refs], SETTINGS).sum(axis=0)
-    from smtlib.tuners.mert_metric import bleu_none_from_sums
+    from smtlib.tuners.corpus_metric import bleu_none_from_sums
 
     assert result.info["objective"] == pytest.approx(bleu_none_from_sums(stats.astype(float)), abs=1e-12)
     again = LbMert(seed=1, random_restarts=3).fit_lattices(ls, lrefs, init)

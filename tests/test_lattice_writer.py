@@ -9,9 +9,10 @@ import pytest
 
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.lattice import IndexedValues, Lattice, lattice_header, read_lattices, write_lattice
-from smtlib.decoder.lattice_writer import _POW10, _TIE_MARGIN, _g9_digits_nb, format_dense, lattice_block
-from smtlib.decoder.model import load_model, prepare_tokens
+from smtlib.lattice.format import (_POW10, _TIE_MARGIN, IndexedValues, Lattice, _g9_digits_nb, format_dense,
+                                   lattice_block, lattice_header, read_lattices, write_lattice)
+from smtlib.decoder.loader import load_model
+from smtlib.decoder.model import prepare_tokens
 from smtlib.system.modeldir import read_model_spec
 from smtlib.weights import read_weights, write_weights
 from tests.decoder_toy import random_source, write_toy_model

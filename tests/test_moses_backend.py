@@ -119,8 +119,8 @@ def test_backend_passes_the_search_to_moses(toy, tmp_path, cli):
 
 
 def test_backend_lattices_from_the_moses_hypergraph(toy, tmp_path, cli):
-    from smtlib.decoder.lattice import read_lattices
-    from smtlib.decoder.lattice_paths import best_path
+    from smtlib.lattice.format import read_lattices
+    from smtlib.lattice.paths import best_path
 
     binary = moses_binary()
     d, spec, weights, lines = toy

@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from smtlib.decoder.lattice_paths import best_path
+from smtlib.lattice.paths import best_path
 from smtlib.decoder.moses_hypergraph import dense_names_of_weights, read_moses_hypergraph, read_moses_weights
 from smtlib.errors import InputError
 

@@ -19,7 +19,7 @@ from smtlib.bleu.references import read_references
 from smtlib.tuners.arow import Arow
 from smtlib.tuners.kbmira import KbMira, background_bleu, background_gain
 from smtlib.tuners.mert import Mert
-from smtlib.tuners.mert_metric import BLEU, metric_from_sums, mixture_metric
+from smtlib.tuners.corpus_metric import BLEU, metric_from_sums, mixture_metric
 from smtlib.tuners.mr import MinimumRisk
 from smtlib.tuners.pro import Pro
 from smtlib.tuners.registry import ANY_METRIC, TUNERS, get_tuner_class, metrics

@@ -12,8 +12,8 @@ from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.errors import InputError, TuningError
 from smtlib.kbest.pool import argmax_per_sentence
 from smtlib.tuners.mert import Mert
-from smtlib.tuners.mert_envelope import envelopes, interval_scores, line_search
-from smtlib.tuners.mert_metric import ADDITIVE, BLEU, additive_metric, bleu_metric, bleu_none_from_sums
+from smtlib.tuners.line_search import envelopes, interval_scores, line_search
+from smtlib.tuners.corpus_metric import ADDITIVE, BLEU, additive_metric, bleu_metric, bleu_none_from_sums
 from smtlib.weights import read_weights
 from tests.tuner_fixtures import BAD, GOOD, PARTIAL, REFS, load, write_case
 from tests.tuner_fixtures import three_sentence_pool as separable

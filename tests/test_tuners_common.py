@@ -40,6 +40,20 @@ METHODS = list_tuners()
 #: tests in tests/test_tune_lattice_cli.py)
 KBEST_METHODS = [m for m in METHODS if input_kind(m) == "kbest"]
 
+def test_every_kind_has_its_base_class_and_command_line():
+    """Issue 26: one tuner contract per input kind, and `smtlib tune` dispatches on the registry's kind."""
+    from smtlib.cli.tune import KIND_MODULES
+    from smtlib.tuners.base import KIND_BASES
+    from smtlib.tuners.registry import INPUT_KINDS
+
+    assert set(KIND_BASES) == set(INPUT_KINDS) == set(KIND_MODULES)
+    for method in METHODS:
+        kind = input_kind(method)
+        assert issubclass(get_tuner_class(method), KIND_BASES[kind]), (method, kind)
+        others = [base for k, base in KIND_BASES.items() if k != kind]
+        assert not issubclass(get_tuner_class(method), tuple(others)), method
+
+
 #: per-method reduced settings for speed (applied only where the method has the key)
 FAST: dict[str, dict[str, object]] = {
     "mert": {"random_restarts": 4},

@@ -3,7 +3,7 @@
 Cherry & Foster (2012), Algorithm 1, score hypotheses by the BLEU of a decayed pseudo-document of
 earlier 1-best statistics plus the hypothesis's own (Chiang et al. 2008, §3.1), as Moses's
 ``sentenceLevelBackgroundBleu`` does; kb-MIRA (``smtlib.tuners.kbmira``) and the lattice oracle of
-lb-MIRA (``smtlib.decoder.lattice_bleu``) share this one definition.
+lb-MIRA and online MIRA (``smtlib.tuners.hope_fear``) share this one definition.
 """
 
 from __future__ import annotations

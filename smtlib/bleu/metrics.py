@@ -42,7 +42,7 @@ from smtlib.bleu.ter import TerSettings, compute_ter_stats, ter_from_rows
 from smtlib.errors import InputError
 from smtlib.values import parse_number
 
-#: compiled-score kinds of :mod:`smtlib.tuners.mert_metric` (a metric's ``kind``)
+#: compiled-score kinds of :mod:`smtlib.tuners.corpus_metric` (a metric's ``kind``)
 KIND_BLEU, KIND_ADDITIVE, KIND_CHRF, KIND_TER = 0, 1, 2, 3
 
 
@@ -65,7 +65,7 @@ class Metric(abc.ABC):
     #: sacrebleu's name of the score (``BLEU``, ``chrF2``, ``chrF2++``, ``TER``)
     label: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = True
-    #: compiled-score kind (:mod:`smtlib.tuners.mert_metric`)
+    #: compiled-score kind (:mod:`smtlib.tuners.corpus_metric`)
     kind: ClassVar[int] = KIND_BLEU
     #: the statistics column holding the reference length (scales kbmira's pseudo-document gain)
     length_column: ClassVar[int] = 1
@@ -263,7 +263,7 @@ class Mixture:
     def spec(self) -> np.ndarray:
         """``(M, 6)`` rows ``[kind, first column, end column, weight, parameter, length column]`` of
         the concatenated statistics (:meth:`stats`), for the compiled scores of
-        :mod:`smtlib.tuners.mert_metric`."""
+        :mod:`smtlib.tuners.corpus_metric`."""
         rows, start = [], 0
         for metric, weight in self.parts:
             rows.append([metric.kind, start, start + metric.width, weight, metric.param, start + metric.length_column])

@@ -3,7 +3,7 @@
 Stack decoding as in Moses (future costs, distortion limit, histogram pruning, recombination; cube
 pruning with ``--search cube``); the
 k-best list is in Moses n-best format with 0-based sentence ids, each line's total equal to ``w . h``
-of its features; the lattice file format is documented in ``smtlib.decoder.lattice``.
+of its features; the lattice file format is documented in ``smtlib.lattice.format``.
 
 Example::
 

@@ -191,7 +191,7 @@ def _add(args: argparse.Namespace) -> int:
 def _slice(args: argparse.Namespace) -> int:
     import sys
 
-    from smtlib.kbest.slice import read_ids, slice_kbest, slice_lattices, slice_lines
+    from smtlib.data.slicing import read_ids, slice_kbest, slice_lattices, slice_lines
 
     if not (args.kbest or args.lines or args.lattice):
         raise InputError("nothing to slice: give --kbest, --lines and/or --lattice")

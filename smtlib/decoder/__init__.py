@@ -18,15 +18,14 @@ Modules
     Cube pruning (Moses's ``-search-algorithm 1``): the same stacks and search graph, at most
     ``pop_limit`` extensions scored best-first per stack (``DecoderConfig(search="cube")``).
 :mod:`~smtlib.decoder.decoder`
-    One sentence end to end: options, search, features per edge, k-best lines.
-:mod:`~smtlib.decoder.lattice`
-    The lattice and its file format.
-:mod:`~smtlib.decoder.lattice_writer`
-    The compiled writer of lattice blocks (byte-identical to formatting each value in Python).
-:mod:`~smtlib.decoder.lattice_paths`
-    Paths through a lattice: best path, k best paths, beam pruning, upper envelope.
+    One sentence end to end: options, search, features per edge, k-best lines, the lattice.
 :mod:`~smtlib.decoder.driver`
     A whole file in one or several processes with a progress line (``smtlib decode``).
+
+The decoder *produces* k-best lists and lattices through the data layers below it, as the tuners
+read them: the k-best line format is :mod:`smtlib.kbest.format`; the lattice, its file format and
+the k-best paths and beam pruning of a search graph are :mod:`smtlib.lattice` (reading lattices,
+envelopes and path statistics live there too, for the tuners).
 
 Example::
 
@@ -36,25 +35,16 @@ Example::
     result = Decoder(model, weights, DecoderConfig(k=100)).decode(lines[0], 0, lattice=True)
 """
 
-from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult, format_kbest_line
+from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult
 from smtlib.decoder.driver import decode_file
-from smtlib.decoder.lattice import Lattice, read_lattices
-from smtlib.decoder.lattice_paths import Envelope, best_path, kbest_paths, upper_envelope
 from smtlib.decoder.loader import load_model
 from smtlib.decoder.model import PhraseModel
 
 __all__ = [
     "Decoder",
     "DecoderConfig",
-    "Envelope",
-    "Lattice",
     "PhraseModel",
     "SentenceResult",
-    "best_path",
     "decode_file",
-    "format_kbest_line",
-    "kbest_paths",
     "load_model",
-    "read_lattices",
-    "upper_envelope",
 ]

@@ -1,7 +1,7 @@
 """Decoding one sentence: translation options, future costs, search, the graph, k-best lines.
 
 :class:`Decoder` ties :mod:`~smtlib.decoder.model` (options and their scores),
-:mod:`~smtlib.decoder.search` (the compiled stack search) and :mod:`~smtlib.decoder.lattice_paths` (the
+:mod:`~smtlib.decoder.search` (the compiled stack search) and :mod:`~smtlib.lattice.paths` (the
 search graph's k-best paths) together. Every k-best line's feature vector is recomputed edge by
 edge from the model (not carried through the search) and its total is ``w . h`` of the values as
 printed; the decoder checks that this total equals the search score of the same path (up to the
@@ -18,14 +18,15 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import IndexedValues, Lattice
-from smtlib.decoder.lattice_paths import beam_prune_nb, kbest_nb
-from smtlib.decoder.model import DEFAULT_TABLE_LIMIT, PhraseModel, Weights, _lm_estimate_nb
 from smtlib.decoder.cube import cube_search_nb
+from smtlib.decoder.model import DECODER_TABLE_LIMIT, PhraseModel, Weights, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
 from smtlib.decoder.search_graph import Options as SearchOptions
+from smtlib.kbest.format import feature_text
+from smtlib.lattice.format import IndexedValues, Lattice
+from smtlib.lattice.paths import beam_prune_nb, kbest_nb
 
 #: the searches :class:`DecoderConfig` offers
 SEARCHES = ("stack", "cube")
@@ -66,7 +67,7 @@ class DecoderConfig:
 
     stack_size: int = 100
     distortion_limit: int = 6
-    table_limit: int = DEFAULT_TABLE_LIMIT
+    table_limit: int = DECODER_TABLE_LIMIT
     k: int = 100
     distinct: bool = True
     nbest_factor: int = 20
@@ -246,17 +247,6 @@ def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return np.array([float(t) for t in texts], dtype=np.float64).reshape(values.shape), texts
 
 
-def _feature_text(texts: list[str], sparse: dict[str, float], groups: list[tuple[str, int]]) -> str:
-    """The features field of a k-best line: ``Name= v ... sparse_name= v`` from the values' text."""
-    parts = []
-    col = 0
-    for name, count in groups:
-        parts.append(f"{name}= " + " ".join(texts[col : col + count]))
-        col += count
-    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
-    return " ".join(parts)
-
-
 class KBestLine(NamedTuple):
     """One line of a sentence's k-best list."""
 
@@ -302,7 +292,7 @@ class Decoder:
     def _phrase_lm_flat(self, flat: np.ndarray, offs: np.ndarray) -> np.ndarray:
         """:meth:`_phrase_lm` of phrases given as one int64 array of word ids and their offsets."""
         m = self.model
-        return _lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, flat, offs)
+        return lm_estimate_nb(m.lm_tab, m.lm_tabf, m.lm_off, m.lm_mask, m.lm_order, m.lm_map, flat, offs)
 
     def _ranked(self, srcs: list[str]) -> None:
         """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit.
@@ -545,7 +535,7 @@ class Decoder:
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
-                                   _feature_text(texts[i * width : (i + 1) * width], h_sparse, groups)))
+                                   feature_text(texts[i * width : (i + 1) * width], h_sparse, groups)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
         lines.sort(key=lambda x: -x.total)
         return lines
@@ -566,7 +556,7 @@ class Decoder:
     def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
         """The lattice of the live graph, beam-pruned around the 1-best (keeping the k-best ``paths``).
 
-        Its ``words`` and ``sparse`` are :class:`~smtlib.decoder.lattice.IndexedValues`: one tuple per
+        Its ``words`` and ``sparse`` are :class:`~smtlib.lattice.format.IndexedValues`: one tuple per
         translation option and one dict per phrase-table entry of the kept edges, not one per edge
         (an unpruned lattice has thousands of edges per sentence and far fewer options).
         """
@@ -615,17 +605,5 @@ class Decoder:
         lat = None
         if lattice:
             lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))
-        line = KBestLine("", h, {}, total, _feature_text(texts, {}, lay.groups))
+        line = KBestLine("", h, {}, total, feature_text(texts, {}, lay.groups))
         return SentenceResult(sent_id, "", total, [line], lat, 2, 1)
-
-
-def kbest_line(sent_id: int, hyp: str, features: str, total: float) -> str:
-    """One Moses n-best line from its parts: ``ID ||| hyp ||| features ||| total``."""
-    return f"{sent_id} ||| {hyp} ||| {features} ||| {total:.10g}"
-
-
-def format_kbest_line(sent_id: int, hyp: str, dense: np.ndarray, sparse: dict[str, float], total: float,
-                      groups: list[tuple[str, int]]) -> str:
-    """One Moses n-best line: ``ID ||| hyp ||| Name= v ... sparse= v ||| total``."""
-    texts = [f"{v:.6g}" for v in np.asarray(dense, dtype=np.float64).tolist()]
-    return kbest_line(sent_id, hyp, _feature_text(texts, sparse, groups), total)

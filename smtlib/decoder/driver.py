@@ -18,10 +18,11 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
-from smtlib.decoder.decoder import Decoder, DecoderConfig, kbest_line
-from smtlib.decoder.lattice import lattice_header
-from smtlib.decoder.lattice_writer import lattice_block
-from smtlib.decoder.model import load_model, prepare_tokens
+from smtlib.decoder.decoder import Decoder, DecoderConfig
+from smtlib.decoder.loader import load_model
+from smtlib.decoder.model import prepare_tokens
+from smtlib.kbest.format import kbest_line
+from smtlib.lattice.format import lattice_block, lattice_header
 from smtlib.system.modeldir import read_model_spec
 from smtlib.errors import InputError
 from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines

@@ -102,7 +102,7 @@ def _load_text(spec: ModelSpec, layout: Layout, model_dir, sentences, needed: se
         entry_sparse=SparseRows(entries.sparse_off, entries.sparse_ids, entries.sparse_vals),
         sparse_names=entries.sparse_names, lms=lms,
     )
-    model._finish_lms()
+    model.finish_lms()
     return model
 
 
@@ -123,13 +123,13 @@ def _load_compiled(c: CompiledModel, spec: ModelSpec, layout: Layout, model_dir,
         entry_tgt=tgt, entry_tm=tm, entry_lr=lr, entry_sparse=sparse, sparse_names=c.strings("sparse_names"),
         lms=lms, compiled=True,
     )
-    model._set_lm_tables(c.arrays["lm_tab"], [info["table_rows"] for info in c.header["lms"]])
+    model.set_lm_tables(c.arrays["lm_tab"], [info["table_rows"] for info in c.header["lms"]])
     extra = np.array([[lm.vocab.get(w, 0) for lm in lms] for w in words[n_target:]], dtype=np.int64)
     model.lm_map = np.concatenate([c.arrays["lm_map"], extra.reshape(-1, len(lms)).T], axis=1)
     if needed is not None:
         kept = np.union1d(tgt.values, np.array(source_ids, dtype=np.int64)).astype(np.int64)
         _restrict_lms(model, c, kept)
-    model._refresh_lm_ub()
+    model.refresh_lm_ub()
     return model
 
 

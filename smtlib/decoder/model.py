@@ -45,7 +45,9 @@ from smtlib.errors import InputError
 from smtlib.system.modeldir import ModelSpec
 from smtlib.weights import check_weight_names
 
-DEFAULT_TABLE_LIMIT = 20
+#: translation options the decoder keeps per source phrase (Moses's ``ttable-limit``, default 20); the
+#: phrase table itself holds more (smtlib.system.build.PHRASE_TABLE_LIMIT)
+DECODER_TABLE_LIMIT = 20
 _KNOWN = re.compile(r"^(TranslationModel\d+|LM\d+|WordPenalty0|Distortion0|LexicalReordering0)$")
 
 
@@ -126,7 +128,7 @@ class Weights:
 
 
 @numba.njit(cache=True)
-def _lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
+def lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs):
     n_lm = lm_order.shape[0]
     n_phr = offs.shape[0] - 1
     out = np.zeros((n_phr, n_lm))
@@ -228,16 +230,17 @@ class PhraseModel:
     def word_id(self, word: str) -> int:
         return self.vocab[word]
 
-    def _set_lm_tables(self, tab: np.ndarray, sizes: list[int]) -> None:
+    def set_lm_tables(self, tab: np.ndarray, sizes: list[int]) -> None:
+        """Use the concatenated LM hash tables ``tab`` (``sizes`` rows each; the loader's compiled form maps them)."""
         self.lm_tab = tab
         self.lm_tabf = tab.view(np.float32)
         self.lm_off = np.array([0, *np.cumsum(sizes)[:-1]], dtype=np.int64)
         self.lm_mask = np.array([s - 1 for s in sizes], dtype=np.uint64)
         self.lm_order = np.array([lm.order for lm in self.lms], dtype=np.int64)
 
-    def _finish_lms(self) -> None:
+    def finish_lms(self) -> None:
         """Concatenate the LM tables and map the decoder's vocabulary into each LM's ids."""
-        self._set_lm_tables(np.ascontiguousarray(np.concatenate([lm.tab for lm in self.lms])),
+        self.set_lm_tables(np.ascontiguousarray(np.concatenate([lm.tab for lm in self.lms])),
                             [lm.tab.shape[0] for lm in self.lms])
         self.refresh_lm_map()
 
@@ -252,9 +255,10 @@ class PhraseModel:
         """(Re)build ``lm_map`` and ``lm_ub`` after the vocabulary grew."""
         self.lm_map = np.array([self._lm_ids(w) for w in self.words], dtype=np.int64).reshape(
             len(self.words), len(self.lms)).T.copy()
-        self._refresh_lm_ub()
+        self.refresh_lm_ub()
 
-    def _refresh_lm_ub(self) -> None:
+    def refresh_lm_ub(self) -> None:
+        """(Re)compute ``lm_ub``, each word's best LM probability under ``lm_map``."""
         self.lm_ub = np.array([lm.max_word_prob[self.lm_map[k]] for k, lm in enumerate(self.lms)]).reshape(
             len(self.lms), len(self.words))
 
@@ -317,11 +321,3 @@ def prepare_tokens(spec: ModelSpec, line: str) -> list[str]:
         return modeldir.prepare_input(spec, line).split()
     return (line.lower() if spec.lowercase else line).split()
 
-
-def __getattr__(name: str):
-    """``load_model`` lives in :mod:`smtlib.decoder.loader`; importing it from here still works."""
-    if name == "load_model":
-        from smtlib.decoder.loader import load_model
-
-        return load_model
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,10 +52,11 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from smtlib.decoder.decoder import DecoderConfig, format_kbest_line
+from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import DecodeStats
-from smtlib.decoder.lattice import Lattice
 from smtlib.decoder.model import prepare_tokens
+from smtlib.kbest.format import format_kbest_line
+from smtlib.lattice.format import Lattice
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, read_lines
 from smtlib.system.modeldir import ModelSpec, read_model_spec
@@ -236,8 +237,7 @@ def read_moses_hypergraph(path: str | os.PathLike, sent_id: int, fmap: FeatureMa
     InputError
         On a file that is not such a hypergraph.
     """
-    from smtlib.decoder.lattice import Lattice
-    from smtlib.decoder.lattice_paths import beam_prune_nb, kbest_paths
+    from smtlib.lattice.paths import beam_prune_nb, kbest_paths
 
     with open_text(path, what="Moses hypergraph") as fh:
         lines = [line.rstrip("\n") for line in fh if line.strip() and not line.startswith("#")]
@@ -413,7 +413,7 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
                 for b in best:
                     out.write(b + "\n")
         if lattice_out is not None:
-            from smtlib.decoder.lattice import lattice_header, write_lattice
+            from smtlib.lattice.format import lattice_header, write_lattice
 
             with atomic_output(lattice_out) as out:
                 out.write(lattice_header(fmap.dense_names))

@@ -35,7 +35,7 @@ import re
 
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice
+from smtlib.lattice.format import Lattice
 from smtlib.errors import InputError
 from smtlib.io import open_text
 

@@ -2,7 +2,7 @@
 
 :func:`read_phrase_tables` reads the phrase tables of a model directory (optionally only the pairs
 whose source phrase an input contains) and :func:`read_reordering` adds the reordering table;
-both the text loading of :func:`smtlib.decoder.model.load_model` and the compiled form
+both the text loading of :func:`smtlib.decoder.loader.load_model` and the compiled form
 (:mod:`smtlib.decoder.compiled`) are built with them, so the two hold the same numbers.
 
 Merging (each choice is also described in :mod:`smtlib.decoder.model`):

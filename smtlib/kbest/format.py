@@ -33,12 +33,17 @@ features and total fields are separated by ASCII blanks (space, tab, CR, VT, FF)
 the grammar of :mod:`smtlib.values` (``nan``, ``inf``, ``1e999``, ``1_0`` and ``0x10`` are errors).
 The hypothesis is free text; runs of whitespace in it
 are collapsed to one space. Dense values are stored in a matrix, sparse ones in a CSR matrix.
+
+**Writing.** :func:`render_line` writes a line that was read (``smtlib kbest merge``/``convert``);
+:func:`format_kbest_line` the lines the decoder produces and the lattice tuners' aggregated paths.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+
+import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.values import parse_number as number
@@ -373,3 +378,31 @@ def render_line(sentence_id: int, text: str, groups, dense_values, sparse, total
     if extra is not None:
         line += f" ||| {extra}"
     return line
+
+
+# ------------------------------------------------------------------ the decoder's and the lattice tuners' lines
+# The lines `smtlib decode` writes and the lattice tuners' aggregated paths: dense values with 6
+# significant digits, the total with 10 (render_line above re-writes lines that were read, with
+# smtlib.weights.format_value). Both printings are part of the files the workflow compares byte for
+# byte, so they stay as they are, here in the one module that owns the line format.
+def feature_text(texts: list[str], sparse: dict[str, float], groups: list[tuple[str, int]]) -> str:
+    """The features field of a k-best line: ``Name= v ... sparse_name= v`` from the values' text."""
+    parts = []
+    col = 0
+    for name, count in groups:
+        parts.append(f"{name}= " + " ".join(texts[col : col + count]))
+        col += count
+    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
+    return " ".join(parts)
+
+
+def kbest_line(sent_id: int, hyp: str, features: str, total: float) -> str:
+    """One Moses n-best line from its parts: ``ID ||| hyp ||| features ||| total``."""
+    return f"{sent_id} ||| {hyp} ||| {features} ||| {total:.10g}"
+
+
+def format_kbest_line(sent_id: int, hyp: str, dense: np.ndarray, sparse: dict[str, float], total: float,
+                      groups: list[tuple[str, int]]) -> str:
+    """One Moses n-best line: ``ID ||| hyp ||| Name= v ... sparse= v ||| total``."""
+    texts = [f"{v:.6g}" for v in np.asarray(dense, dtype=np.float64).tolist()]
+    return kbest_line(sent_id, hyp, feature_text(texts, sparse, groups), total)

@@ -4,7 +4,7 @@ A synthetic candidate pool of 500 "sentences" x 100 "candidates" with features d
 from [0, 500] in Δ dimensions, a random gold weight vector w* (standard normal), and the gold
 score of a candidate g = w*·x (a decomposable gold function, H&M eq. 1). Each tuner runs once on
 the pool (one optimisation step of the tuning loop), optimising the gold score through
-:func:`smtlib.tuners.mert_metric.additive_metric` (the tuners' BLEU path is untouched), and we
+:func:`smtlib.tuners.corpus_metric.additive_metric` (the tuners' BLEU path is untouched), and we
 report cos(w, w*). "Noisy": the tuners see x + N(0, 500^2) per feature while g uses the clean x
 (H&M §4.2). ``reps`` repetitions with fresh data per setting (H&M: 3).
 
@@ -38,7 +38,7 @@ from smtlib.kbest.pool import KBestPool
 from smtlib.report.figures import pyplot
 from smtlib.tuners.kbmira import KbMira
 from smtlib.tuners.mert import Mert
-from smtlib.tuners.mert_metric import additive_metric
+from smtlib.tuners.corpus_metric import additive_metric
 from smtlib.tuners.pro import Pro
 
 #: dimensions of H&M's Figure 3

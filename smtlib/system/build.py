@@ -82,7 +82,9 @@ from smtlib.weights import write_weights
 
 DEFAULT_TM0_SYMMETRIZATION = "grow-diag-final-and"
 DEFAULT_TM1_SYMMETRIZATION = "union"
-DEFAULT_TABLE_LIMIT = 100
+#: translations kept per source phrase when a phrase table is written (the decoder keeps fewer per
+#: sentence: smtlib.decoder.model.DECODER_TABLE_LIMIT)
+PHRASE_TABLE_LIMIT = 100
 
 
 def _write_json(path: pathlib.Path, data: dict) -> None:
@@ -284,7 +286,7 @@ def build_phrase_tables(
     reordering_table: str | os.PathLike | None = None,
     sparse: bool = False,
     max_length: int = 7,
-    limit: int = DEFAULT_TABLE_LIMIT,
+    limit: int = PHRASE_TABLE_LIMIT,
     alignment_path: str | os.PathLike | None = None,
     timings: dict | None = None,
 ) -> dict:
@@ -363,7 +365,7 @@ def stage_phrases(
     symmetrization: str = DEFAULT_TM0_SYMMETRIZATION,
     sparse: bool = False,
     max_length: int = 7,
-    limit: int = DEFAULT_TABLE_LIMIT,
+    limit: int = PHRASE_TABLE_LIMIT,
     timings: dict | None = None,
 ) -> dict:
     """Phrase table ``phrase_table`` from the alignment ``aligned`` (made with ``symmetrization``,
@@ -581,7 +583,7 @@ class BuildOptions:
     max_length: int = 80
     max_ratio: float = 9.0
     max_phrase_length: int = 7
-    table_limit: int = DEFAULT_TABLE_LIMIT
+    table_limit: int = PHRASE_TABLE_LIMIT
     lm_order: int = 4
     lm1_order: int = 2
     lm1_text: str | None = None

@@ -39,6 +39,8 @@ byte (``l'`` -> ``l%27``, ``2`` -> ``%32``).
 from __future__ import annotations
 
 import dataclasses
+import pathlib
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -352,17 +354,18 @@ def rule_feature_table(source, dest, groups: tuple[str, ...]) -> dict[str, int]:
     return {**{g: len(names) for g, names in seen.items()}, "lines": lines}
 
 
-def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
+def rule_template_model(model_dir, out, groups: tuple[str, ...],
+                        compile_model: Callable[[pathlib.Path], dict] | None = None) -> dict:
     """Model directory ``out``: the ``medium`` model of ``model_dir`` whose TranslationModel0 table
     carries the rule-template features of ``groups`` (its model.yaml says ``big``, the feature set
     whose phrase tables the decoder reads sparse fields from, with ``sparse_templates`` naming the
-    rule templates). The other components are linked; ``compiled.bin`` is written. Returns the
+    rule templates). The other components are linked; ``compile_model``, when given, writes
+    ``compiled.bin`` (``smtlib.decoder.compiled.compile_model``, passed in by the command so that
+    this layer does not import the decoder, as :func:`smtlib.system.build.build`). Returns the
     figures of :func:`rule_feature_table`."""
     import dataclasses
-    import pathlib
     import shutil
 
-    from smtlib.decoder.compiled import compile_model
     from smtlib.errors import InputError
     from smtlib.io import link_or_copy
     from smtlib.system.modeldir import read_model_spec, write_model_spec
@@ -392,5 +395,6 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...]) -> dict:
     if (model_dir / "weights.init").is_file():
         shutil.copyfile(model_dir / "weights.init", out / "weights.init")
     write_model_spec(out, new)
-    compile_model(out)
+    if compile_model is not None:
+        compile_model(out)
     return figures

@@ -1,10 +1,22 @@
-"""Tuners: one module per optimizer, each a :class:`~smtlib.tuners.base.Tuner` in the registry."""
+"""Tuners: one module per optimizer, each registered (:mod:`smtlib.tuners.registry`) and a subclass of
+its input kind's base class (:class:`~smtlib.tuners.base.KBestTuner`,
+:class:`~smtlib.tuners.base.LatticeTuner`, :class:`~smtlib.tuners.base.OnlineTuner`).
+
+Beside them: the shared machinery of several tuners, :mod:`~smtlib.tuners.corpus_metric` (what a
+corpus scores), :mod:`~smtlib.tuners.line_search` (Och's exact line search; lattice MERT feeds it
+envelopes from :mod:`smtlib.lattice.envelope`) and :mod:`~smtlib.tuners.hope_fear` (the linear-BLEU
+hope/fear oracle of lb-mira and online MIRA). The data they read is :mod:`smtlib.kbest` and
+:mod:`smtlib.lattice`.
+"""
 
 from smtlib._lazy import lazy_exports
 
 _EXPORTS = {
     "TuneResult": "smtlib.tuners.base",
     "Tuner": "smtlib.tuners.base",
+    "KBestTuner": "smtlib.tuners.base",
+    "LatticeTuner": "smtlib.tuners.base",
+    "OnlineTuner": "smtlib.tuners.base",
     "TUNERS": "smtlib.tuners.registry",
     "get_tuner_class": "smtlib.tuners.registry",
     "list_tuners": "smtlib.tuners.registry",

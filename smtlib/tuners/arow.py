@@ -33,7 +33,7 @@ import numpy as np
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, oracle_mask, pool_bleu, row_dot, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 @numba.njit(cache=True, nogil=True)
@@ -116,7 +116,7 @@ def _pass(dense, indptr, indices, data, offsets, bleu, in_oracle, order, mu, sig
     return updates, c
 
 
-class Arow(SentenceMetricTuner, Tuner):
+class Arow(SentenceMetricTuner, KBestTuner):
     """AROW (diagonal covariance) on hope/fear pairs with a BLEU-difference margin; Neubig & Watanabe (2016) §6.4."""
 
     name = "arow"

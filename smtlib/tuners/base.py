@@ -1,8 +1,25 @@
-"""The interface every tuner implements: one optimizer step on a k-best pool.
+"""The tuner contract, one base class per input kind, and the one check of a step's result.
 
-A tuner is constructed with all its hyper-parameters (defaults = the papers' settings) and a seed,
-and ``fit(pool, init)`` returns new weights aligned with ``pool.feature_names``. The pool carries
-its BLEU statistics (``pool.stats``, computed by the caller with the requested BLEU settings), the
+Every tuner is constructed with all its hyper-parameters (defaults = the papers' settings) and a
+seed (:class:`Tuner`). What a step reads decides its kind (the registry's
+:data:`~smtlib.tuners.registry.INPUT_KINDS`, which ``smtlib tune`` dispatches on):
+
+* :class:`KBestTuner` (``kbest``): ``fit(pool, init)`` on a k-best pool;
+* :class:`LatticeTuner` (``lattice``: lb-mert, lb-mira): ``fit_lattices(ls, refs, init)`` on a
+  :class:`~smtlib.lattice.lattice_set.LatticeSet`, plus the paths it found for the next
+  iteration (:attr:`LatticeTuner.new_paths`);
+* :class:`OnlineTuner` (``online``: online MIRA): ``run_shard`` decodes one shard's sentences with
+  the decoder in the loop, ``mix_shards`` mixes the shards' results.
+
+Every tuner, whatever its kind, also takes a step on a k-best pool (``fit``, run through
+:meth:`Tuner.__call__`): a pool is a lattice set whose lattices are bundles of whole paths, and
+the search space of online MIRA's Algorithm 1 can be replaced by the pool's hypotheses; the tuners'
+common tests rely on it. The kinds' entry points for a command (:meth:`Tuner.__call__`,
+:meth:`LatticeTuner.tune_lattices`, :meth:`OnlineTuner.mix_shards`) end with the same check of the
+weights they return (:meth:`Tuner.check_result`: :func:`check_tuned_weights`).
+
+``fit`` returns new weights aligned with ``pool.feature_names``. The pool carries its BLEU
+statistics (``pool.stats``, computed by the caller with the requested BLEU settings), the
 hypotheses grouped by sentence (``pool.offsets``), dense and sparse features
 (``pool.dense``/``pool.sparse``/``pool.features()``). A tuner never modifies the pool or ``init``.
 
@@ -26,6 +43,8 @@ from smtlib.values import convert
 
 if TYPE_CHECKING:  # annotations only: importing the k-best reader (numba) costs start-up time
     from smtlib.kbest.pool import KBestPool
+    from smtlib.lattice.lattice_set import LatticeSet
+    from smtlib.lattice.stats import LatticeReferences
 
 
 @dataclasses.dataclass
@@ -92,7 +111,8 @@ def _largest_spread(values: np.ndarray, offsets: np.ndarray | None) -> float:
 
 
 class Tuner(abc.ABC):
-    """Base class: subclasses set ``name``, ``defaults``, a docstring citing their paper, and ``fit``."""
+    """What every tuner has: subclasses (through their kind's base class) set ``name``, ``defaults``,
+    a docstring citing their paper, and ``fit`` (a step on a k-best pool)."""
 
     name: ClassVar[str] = ""
     #: hyper-parameter -> default (bool, int, float or str); the type of the default is the type
@@ -153,15 +173,15 @@ class Tuner(abc.ABC):
         return None
 
     def corpus_metric(self, mixture, stats: np.ndarray):
-        """The :class:`~smtlib.tuners.mert_metric.CorpusMetric` of a metric or mixture of
+        """The :class:`~smtlib.tuners.corpus_metric.CorpusMetric` of a metric or mixture of
         :mod:`smtlib.bleu.metrics` over its statistics (``mixture.stats(...)``), for :meth:`__call__`
         (issue 25). Only tuners with a ``fit_metric`` (the registry's ``metrics="any"``) take one."""
-        from smtlib.tuners.mert_metric import mixture_metric
+        from smtlib.tuners.corpus_metric import mixture_metric
 
         return mixture_metric(mixture, stats, self.bleu_sentence)
 
     def __call__(self, pool: KBestPool, init: np.ndarray, metric=None) -> TuneResult:
-        """Validate, fit (toward ``metric``, a :class:`~smtlib.tuners.mert_metric.CorpusMetric`, when
+        """Validate, fit (toward ``metric``, a :class:`~smtlib.tuners.corpus_metric.CorpusMetric`, when
         given: the tuner's ``fit_metric``), and check the result (finite, not all zero)."""
         if metric is not None and not hasattr(self, "fit_metric"):
             raise InputError(f"{self.name} tunes toward BLEU only")
@@ -178,5 +198,87 @@ class Tuner(abc.ABC):
             result = self.fit(pool, init.copy()) if metric is None else self.fit_metric(pool, init.copy(), metric)
         finally:
             self.progress.finish()
-        check_tuned_weights(self.name, result.weights, self.step, pool.model_scores, pool.offsets)
+        self.check_result(result.weights, pool.model_scores, pool.offsets)
         return result
+
+    def check_result(self, weights: np.ndarray, scores: Callable[[np.ndarray], np.ndarray] | None = None,
+                     offsets: np.ndarray | None = None, what: str = "") -> None:
+        """The check every kind's step ends with (:func:`check_tuned_weights`, naming this tuner and
+        :attr:`step`, followed by ``what``): ``scores``/``offsets`` are the input's model scores as a
+        function of the weights and their groups (None: only finite and not all zero)."""
+        step = f"{self.step} ({what})" if what else self.step
+        check_tuned_weights(self.name, weights, step, scores, offsets)
+
+
+class KBestTuner(Tuner):
+    """A tuner that reads a k-best pool (the ``kbest`` kind): ``fit(pool, init)`` is its whole contract."""
+
+
+class LatticeTuner(Tuner):
+    """A tuner that reads lattices (the ``lattice`` kind: lb-mert, lb-mira).
+
+    Subclasses implement :meth:`fit_lattices` and :attr:`new_paths`; on a k-best pool (:meth:`fit`)
+    every hypothesis is a whole-path edge that carries the pool's statistics.
+    """
+
+    #: threads a step may use (``smtlib tune --jobs``); never a hyper-parameter: results do not depend on it
+    threads: int = 1
+
+    @abc.abstractmethod
+    def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
+        """New weights for the lattice set ``ls`` (aligned with ``ls.all_feature_names``) from ``init``."""
+
+    @property
+    @abc.abstractmethod
+    def new_paths(self) -> list[tuple[int, np.ndarray]]:
+        """``(sentence, global edge ids)`` of the lattice paths the last fit found that the next
+        iteration aggregates (``smtlib tune --paths-out``)."""
+
+    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
+        """:meth:`fit_lattices` on a k-best pool: every hypothesis a whole path with the pool's statistics."""
+        from smtlib.lattice.lattice_set import lattice_set_from_pool
+        from smtlib.lattice.stats import empty_references
+
+        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+
+    def tune_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
+        """Fit on the lattices and check the result (every edge of the lattices as one group of scores)."""
+        init = np.asarray(init, dtype=np.float64)
+        if init.shape != (len(ls.all_feature_names),):
+            raise ValueError(f"init has shape {init.shape}, expected ({len(ls.all_feature_names)},)")
+        try:
+            result = self.fit_lattices(ls, refs, init.copy())
+        finally:
+            self.progress.finish()
+        self.check_result(result.weights, ls.edge_scores)
+        return result
+
+
+class OnlineTuner(Tuner):
+    """A tuner with the decoder in its loop (the ``online`` kind: online MIRA).
+
+    One epoch is :meth:`run_shard` for every shard (each decodes its sentences with the weights it
+    updates), then :meth:`mix_shards`; the workflow runs each shard as a job of its own.
+    """
+
+    @abc.abstractmethod
+    def run_shard(self, model_dir, sources: list[str], references: list[list[str]], init: dict[str, float],
+                  shard: int, *, settings, bg=None, decoder_options: dict | None = None) -> dict:
+        """One epoch of one shard from the weights ``init``; a JSON-serialisable result for :meth:`mix_shards`."""
+
+    @abc.abstractmethod
+    def mix_epoch(self, shards: list[dict], previous: dict | None) -> dict:
+        """The epoch's mixture of the shards' results (``previous``: the last epoch's), with its
+        ``average`` and ``mixed`` weights as name -> value maps."""
+
+    def mix_shards(self, shards: list[dict], previous: dict | None = None) -> dict:
+        """:meth:`mix_epoch`, then the check of both weight vectors it gives (no input to score them on)."""
+        mixed = self.mix_epoch(shards, previous)
+        for key in ("average", "mixed"):
+            self.check_result(np.array(list(mixed[key].values())), what=f"{key} weights")
+        return mixed
+
+
+#: the base class of each input kind (:data:`smtlib.tuners.registry.INPUT_KINDS`); the registry names
+#: a tuner's kind without importing it, and a test checks that every registered class has its kind's base
+KIND_BASES: dict[str, type[Tuner]] = {"kbest": KBestTuner, "lattice": LatticeTuner, "online": OnlineTuner}

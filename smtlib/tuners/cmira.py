@@ -44,7 +44,7 @@ from smtlib.bleu.stats import NGRAM_ORDER
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, row_diff_sq, row_dot, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 @numba.njit(cache=True, nogil=True)
@@ -161,7 +161,7 @@ def _radius(dense, indptr, indices, data, offsets):
     return out
 
 
-class CorpusMira(Tuner):
+class CorpusMira(KBestTuner):
     """Corpus-level MIRA with exact corpus-BLEU losses; Tan et al. (2013) Algorithm 1."""
 
     name = "cmira"

@@ -46,8 +46,8 @@ import numpy as np
 from smtlib.bleu.background import background_bleu
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
+from smtlib.tuners.base import KBestTuner, TuneResult
+from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric, is_additive, is_plain_bleu, metric_from_sums
 
 
 @numba.njit(cache=True)
@@ -166,7 +166,7 @@ def best_rows(offsets, dense, indptr, indices, data, w):
     return out
 
 
-class KbMira(Tuner):
+class KbMira(KBestTuner):
     """Batch k-best MIRA, Cherry & Foster (2012) Algorithm 1: J=30, C=0.01, pseudo-corpus decay 0.999."""
 
     name = "kbmira"

@@ -4,11 +4,11 @@ MERT whose line search ranges over *every path of every lattice* instead of a k-
 
 * along a line ``w + x d`` the 1-best of each sentence is the upper envelope of its lattice paths'
   lines, computed exactly by propagating envelopes through the lattice
-  (:mod:`smtlib.decoder.lattice_envelope`; Macherey et al. 2008, §3);
+  (:mod:`smtlib.lattice.envelope`; Macherey et al. 2008, §3);
 * every segment of a sentence's envelope is a path whose BLEU statistics are counted from its words
-  (:func:`smtlib.decoder.lattice_bleu.path_stats`); the sentences' breakpoints are merged and corpus
+  (:func:`smtlib.lattice.stats.path_stats`); the sentences' breakpoints are merged and corpus
   BLEU (no smoothing) is scored on every interval, and the best interval is chosen, by the k-best line
-  search's own code (:func:`smtlib.tuners.mert_envelope.interval_scores` and ``best_point``: the
+  search's own code (:func:`smtlib.tuners.line_search.interval_scores` and ``best_point``: the
   leftmost best interval, its midpoint, Moses's steps into an unbounded one);
 * the search around the line search is ``mert``'s: the coordinate axes (plus ``random_directions``
   random unit directions) per round, sequential or best-of-round sweeps, the current weights plus
@@ -61,22 +61,14 @@ import concurrent.futures
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice_bleu import LatticeReferences, path_stats, viterbi_path
-from smtlib.decoder.lattice_envelope import corpus_envelopes
-from smtlib.decoder.lattice_set import LatticeSet, lattice_set_from_pool
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_envelope import best_point, interval_scores
-from smtlib.tuners.mert_metric import BLEU, bleu_none_from_sums
-
-
-def empty_references(n_sentences: int) -> LatticeReferences:
-    """References for a lattice set whose paths all carry their own statistics (a k-best pool)."""
-    z = np.zeros(0, np.int64)
-    return LatticeReferences(z, np.zeros(n_sentences, np.int64), np.zeros(n_sentences + 1, np.int64), z, z,
-                             np.zeros((n_sentences, 1), np.int64), 0, np.zeros(n_sentences),
-                             np.zeros(n_sentences + 1, np.int64), np.ones(n_sentences, np.int64), z, z)
+from smtlib.lattice.envelope import corpus_envelopes
+from smtlib.lattice.lattice_set import LatticeSet
+from smtlib.lattice.paths import viterbi_paths
+from smtlib.lattice.stats import LatticeReferences, path_stats
+from smtlib.tuners.base import LatticeTuner, TuneResult
+from smtlib.tuners.line_search import best_point, interval_scores
+from smtlib.tuners.corpus_metric import BLEU, bleu_none_from_sums
 
 
 @numba.njit(cache=True, nogil=True)
@@ -90,31 +82,6 @@ def _path_hashes(path_sent, path_off, path_edges):
             h = (h ^ np.uint64(path_edges[k] + 1)) * np.uint64(1099511628211)
         out[p] = np.int64(h)
     return out
-
-
-@numba.njit(cache=True, nogil=True)
-def viterbi_paths(n_nodes, edge_off, tails, heads, scores):
-    """The best path of every sentence: (sentence of each path, offsets, edges); empty lattices skipped."""
-    n_sent = n_nodes.shape[0]
-    sent = np.empty(n_sent, dtype=np.int64)
-    off = np.zeros(n_sent + 1, dtype=np.int64)
-    edges = np.empty(tails.shape[0] + 1, dtype=np.int64)
-    buf = np.empty(1024, dtype=np.int64)
-    k = 0
-    for s in range(n_sent):
-        if n_nodes[s] == 0:
-            continue
-        if buf.shape[0] < n_nodes[s] + 1:
-            buf = np.empty(2 * (n_nodes[s] + 1), dtype=np.int64)
-        _, n = viterbi_path(edge_off[s], edge_off[s + 1], n_nodes[s], tails, heads, scores, buf)
-        if n < 0:
-            continue
-        sent[k] = s
-        for j in range(n):
-            edges[off[k] + j] = buf[j]
-        off[k + 1] = off[k] + n
-        k += 1
-    return sent[:k], off[: k + 1], edges[: off[k]]
 
 
 class LatticeLineSearch:
@@ -215,9 +182,9 @@ class EnvelopePaths:
 
 def _unbounded_rule(name: str) -> int | None:
     """The code of ``best_point``'s rule for unbounded intervals (None: that version has no choice)."""
-    from smtlib.tuners import mert_envelope
+    from smtlib.tuners import line_search
 
-    rules = getattr(mert_envelope, "UNBOUNDED_RULES", None)
+    rules = getattr(line_search, "UNBOUNDED_RULES", None)
     if rules is None:
         return None
     if name not in rules:
@@ -225,7 +192,7 @@ def _unbounded_rule(name: str) -> int | None:
     return rules[name]
 
 
-class LbMert(Tuner):
+class LbMert(LatticeTuner):
     """Lattice MERT (Macherey et al. 2008): exact line search over every lattice path, 20 random restarts."""
 
     name = "lbmert"
@@ -238,7 +205,7 @@ class LbMert(Tuner):
         "max_rounds": 500,  # safety bound on rounds per starting point
         "restart_low": 0.0,  # random starting points: uniform in [restart_low, restart_high]
         "restart_high": 1.0,
-        "unbounded_step": "moses",  # step into an unbounded best interval (see mert_envelope.best_point)
+        "unbounded_step": "moses",  # step into an unbounded best interval (see line_search.best_point)
         "normalize": "l1",  # "l1" (Moses) or "none"
     }
 
@@ -265,9 +232,10 @@ class LbMert(Tuner):
         if self.threads < 1:
             raise InputError("lbmert: threads (--jobs) must be >= 1")
 
-    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        """Lattice MERT on a k-best pool: every hypothesis a whole path with the pool's statistics."""
-        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+    @property
+    def new_paths(self) -> list[tuple[int, np.ndarray]]:
+        """The envelope paths of the last fit (what lb-mert aggregates, C&F §4)."""
+        return self.envelope_paths
 
     def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
         """Tune on corpus BLEU over all paths of ``ls`` (weights aligned with ``ls.all_feature_names``)."""

@@ -5,7 +5,7 @@ instead of a k-best list:
 
 * for ``J`` passes over the sentences in a fresh random order, the hope
   ``e* = argmax w . h(e) + B(e)`` and the fear ``e' = argmax w . h(e) - B(e)`` are decoded *inside the
-  lattice* (:func:`smtlib.decoder.lattice_bleu.oracle_path`: exact dynamic programming for the
+  lattice* (:func:`smtlib.tuners.hope_fear.oracle_path`: exact dynamic programming for the
   linear, edge-decomposable BLEU of Tromble et al. 2008 expanded at Algorithm 1's pseudo-document;
   that module says why this BLEU and not Chiang et al.'s greedy oracle decoding);
 * the step is Algorithm 1's, with the *true* pseudo-document BLEU ``B`` of the hope and the fear
@@ -17,7 +17,7 @@ instead of a k-best list:
 
 Defaults are the paper's (§3.1, §4, footnote 3): J = 30, C = 0.01, gamma = 0.999; lattices are
 pruned to 50 edges per reference word (§3.1 "we prune to a density of 50 edges per reference word",
-:func:`smtlib.decoder.lattice_paths.density_prune_edges`, under the initial weights, when they are
+:func:`smtlib.lattice.paths.density_prune_edges`, under the initial weights, when they are
 read; ``smtlib tune lbmira --set density=...``); only hope and fear paths are aggregated across
 iterations (§3.1): :attr:`LbMira.hope_fear_paths` holds every distinct hope and fear path of the run,
 which ``smtlib tune lbmira --paths-out`` writes for the next iteration's ``--kbest`` (there they are
@@ -37,40 +37,13 @@ import numba
 import numpy as np
 
 from smtlib.bleu.background import background_bleu
-from smtlib.decoder.lattice_bleu import (
-    LatticeReferences,
-    _stats_of_tokens,
-    linear_coefficients,
-    oracle_path,
-    oracle_workspace,
-    path_stats,
-)
-from smtlib.decoder.lattice_set import LatticeSet, lattice_set_from_pool
 from smtlib.errors import InputError
-from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_metric import bleu_none_from_sums
-
-
-@numba.njit(cache=True)
-def _path_stats_into(s, path, n, word_off, path_row, path_stats, refs, tok_buf, out):
-    """Statistics of a path (global edges ``path[:n]``) of sentence ``s`` into ``out``."""
-    if n == 1 and path_row[path[0]] >= 0 and not np.isnan(path_stats[path_row[path[0]], 0]):
-        out[:] = path_stats[path_row[path[0]]]
-        return tok_buf
-    local_words, ng_off, ng_keys, ng_max, ref_lens, rule = refs[0], refs[2], refs[3], refs[4], refs[5], refs[6]
-    need = 0
-    for k in range(n):
-        need += word_off[path[k] + 1] - word_off[path[k]]
-    if need > tok_buf.shape[0]:
-        tok_buf = np.empty(2 * need, dtype=np.int64)
-    m = 0
-    for k in range(n):
-        for q in range(word_off[path[k]], word_off[path[k] + 1]):
-            tok_buf[m] = local_words[q]
-            m += 1
-    _stats_of_tokens(tok_buf[:m], ng_keys, ng_max, ng_off[s], ng_off[s + 1], ref_lens[s], rule, out)
-    return tok_buf
+from smtlib.lattice.lattice_set import LatticeSet
+from smtlib.lattice.paths import viterbi_paths
+from smtlib.lattice.stats import LatticeReferences, path_stats, path_stats_into
+from smtlib.tuners.base import LatticeTuner, TuneResult
+from smtlib.tuners.hope_fear import linear_coefficients, oracle_path, oracle_workspace
+from smtlib.tuners.corpus_metric import bleu_none_from_sums
 
 
 @numba.njit(cache=True)
@@ -233,8 +206,8 @@ def mira_pass(order, lat, refs, w, u, bg, t, c_cap, decay, scale_ref, scores, sc
         rec_edges = _record_path(rec_off, rec_edges, n_rec + 1, fear, n_f)
         n_rec += 2
         # the true pseudo-document BLEU of both, and their model scores
-        tok_buf = _path_stats_into(s, hope, n_h, word_off, path_row, path_stats, refs, tok_buf, stats_h)
-        tok_buf = _path_stats_into(s, fear, n_f, word_off, path_row, path_stats, refs, tok_buf, stats_f)
+        tok_buf = path_stats_into(s, hope, n_h, word_off, path_row, path_stats, refs, tok_buf, stats_h)
+        tok_buf = path_stats_into(s, fear, n_f, word_off, path_row, path_stats, refs, tok_buf, stats_f)
         if not _same_path(hope, n_h, fear, n_f):
             loss = ((background_bleu(stats_h, bg, scale_ref) - background_bleu(stats_f, bg, scale_ref))
                     - (_path_score(scores, hope, n_h) - _path_score(scores, fear, n_f)))
@@ -261,8 +234,6 @@ def lattice_tuple(ls: LatticeSet) -> tuple:
 
 def viterbi_bleu(ls: LatticeSet, refs: LatticeReferences, weights: np.ndarray) -> float:
     """Corpus BLEU (0-1, no smoothing) of the Viterbi paths of the lattices under ``weights``."""
-    from smtlib.tuners.lbmert import viterbi_paths
-
     scores = ls.edge_scores(weights)
     sent, off, edges = viterbi_paths(ls.n_nodes, ls.edge_off, ls.tails, ls.heads, scores)
     stats = path_stats(ls, refs, sent, off, edges)
@@ -339,7 +310,7 @@ def unique_paths(found: list[tuple[int, np.ndarray]], ls: LatticeSet) -> list[tu
     return out
 
 
-class LbMira(Tuner):
+class LbMira(LatticeTuner):
     """Batch lattice MIRA, Cherry & Foster (2012) Algorithm 1 on lattices: J=30, C=0.01, decay 0.999."""
 
     name = "lbmira"
@@ -357,11 +328,10 @@ class LbMira(Tuner):
         #: (sentence, edges) of every distinct hope and fear lattice path of the last fit
         self.hope_fear_paths: list[tuple[int, np.ndarray]] = []
 
-    def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
-        """Algorithm 1 on a k-best pool (every hypothesis a whole path with its exact ``B``)."""
-        from smtlib.tuners.lbmert import empty_references
-
-        return self.fit_lattices(lattice_set_from_pool(pool), empty_references(pool.n_sentences), init)
+    @property
+    def new_paths(self) -> list[tuple[int, np.ndarray]]:
+        """The hope and fear paths of the last fit (what lb-mira aggregates, C&F §3.1)."""
+        return self.hope_fear_paths
 
     def fit_lattices(self, ls: LatticeSet, refs: LatticeReferences, init: np.ndarray) -> TuneResult:
         """Run Algorithm 1 on the lattices (already pruned; weights aligned with ``ls.all_feature_names``)."""

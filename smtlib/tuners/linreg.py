@@ -27,7 +27,7 @@ from smtlib.bleu.expected import segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, pool_bleu, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 def _centre(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -36,7 +36,7 @@ def _centre(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return values - np.repeat(means, sizes, axis=0)
 
 
-class LinearRegression(SentenceMetricTuner, Tuner):
+class LinearRegression(SentenceMetricTuner, KBestTuner):
     """Least-squares regression of (sentence-centred) model scores on sentence BLEU; Neubig & Watanabe (2016) §3.6."""
 
     name = "linreg"

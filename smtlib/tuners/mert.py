@@ -6,7 +6,7 @@ kb-mert baseline of Cherry & Foster (2012, §4) / Hopkins & May (2011, §5.4.1):
 
 * a line search along a direction d from the point p is exact: every sentence's 1-best as a
   function of the step is the upper envelope of its hypotheses' lines
-  (:mod:`smtlib.tuners.mert_envelope`), and corpus BLEU is scored on every interval of the merged
+  (:mod:`smtlib.tuners.line_search`), and corpus BLEU is scored on every interval of the merged
   breakpoints from summed statistics; the step is the midpoint of the leftmost best interval
   (Moses's tie-breaking);
 * directions are the coordinate axes (Och 2003; Moses ``mert``'s default; Cherry & Foster's
@@ -47,8 +47,8 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_envelope import (
+from smtlib.tuners.base import KBestTuner, TuneResult
+from smtlib.tuners.line_search import (
     UNBOUNDED_RULES,
     add_scaled,
     column_extremes,
@@ -56,10 +56,10 @@ from smtlib.tuners.mert_envelope import (
     model_scores,
     search_line,
 )
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
+from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric
 
 
-class Mert(Tuner):
+class Mert(KBestTuner):
     """k-best MERT: Och (2003) exact line search along the coordinate axes, 20 random restarts."""
 
     name = "mert"
@@ -101,7 +101,7 @@ class Mert(Tuner):
         """Maximise ``metric`` (a corpus score of summed per-hypothesis statistics) over the pool.
 
         :meth:`fit` passes corpus BLEU; Hopkins & May's synthetic experiment passes a decomposable
-        gold score (:func:`smtlib.tuners.mert_metric.additive_metric`).
+        gold score (:func:`smtlib.tuners.corpus_metric.additive_metric`).
         """
         self._check()
         if pool.has_sparse():

@@ -4,7 +4,7 @@ Algorithm 1 with the true search space: each sentence is decoded with the curren
 :class:`~smtlib.decoder.decoder.Decoder` per sentence, since the weights change after every update;
 the model is loaded once per shard), and the hope and the fear are found in that search's lattice,
 pruned to ``density`` edges per reference word as lb-mira's lattices are (§3.1), by the same exact
-linear-BLEU oracle decoding (:mod:`smtlib.decoder.lattice_bleu`); one update per sentence, with
+linear-BLEU oracle decoding (:mod:`smtlib.tuners.hope_fear`); one update per sentence, with
 the same pseudo-document BLEU, step cap and decay as the batch variants (§4: C = 0.01,
 gamma = 0.999), by the same compiled pass as lb-mira (:func:`smtlib.tuners.lbmira.mira_pass`).
 
@@ -45,12 +45,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from smtlib.bleu.stats import BleuSettings
-from smtlib.decoder.lattice_bleu import prepare_references
-from smtlib.decoder.lattice_paths import density_prune_edges, subgraph
-from smtlib.decoder.lattice_set import LatticeSetBuilder, lattice_set_from_pool
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
+from smtlib.lattice.lattice_set import LatticeSetBuilder, lattice_set_from_pool
+from smtlib.lattice.paths import density_prune_edges, subgraph
+from smtlib.lattice.stats import empty_references, prepare_references
+from smtlib.tuners.base import OnlineTuner, TuneResult
 from smtlib.tuners.lbmira import MiraState, check_mira_params, run_passes
 
 
@@ -117,7 +117,7 @@ def mix(shards: Sequence[dict], previous: dict | None = None, accumulate: bool =
             "updates": int(sum(r["updates"] for r in shards)) + (int(previous["updates"]) if previous else 0)}
 
 
-class OnlineMira(Tuner):
+class OnlineMira(OnlineTuner):
     """Online MIRA, decoder in the loop, iterative parameter mixing over 8 shards (McDonald et al. 2010)."""
 
     name = "mira"
@@ -144,6 +144,11 @@ class OnlineMira(Tuner):
         if self.params["average"] not in ("epoch", "all"):
             raise InputError(f"mira: average must be 'epoch' or 'all', not {self.params['average']!r}")
 
+    def mix_epoch(self, shards: Sequence[dict], previous: dict | None) -> dict:
+        """Iterative parameter mixing of one epoch's shard results (:func:`mix`)."""
+        self._check()
+        return mix(shards, previous, self.accumulate)
+
     @property
     def accumulate(self) -> bool:
         """True when the returned weights average every epoch's weights, not only the last epoch's."""
@@ -152,8 +157,6 @@ class OnlineMira(Tuner):
     # ------------------------------------------------------------------ on a fixed pool
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
         """``epochs`` mixing epochs with the pool as every sentence's search space (see the module docstring)."""
-        from smtlib.tuners.lbmert import empty_references
-
         self._check()
         p = self.params
         ls = lattice_set_from_pool(pool)

@@ -44,7 +44,7 @@ from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, add_row, pool_bleu, row_dot, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 _ETA_FACTOR = 2.0
 _MAX_ETA_TRIALS = 16
@@ -124,7 +124,7 @@ def _expected_cost(dense, indptr, indices, data, offsets, cost, sentences, w):
     return total
 
 
-class MinimumRisk(SentenceMetricTuner, Tuner):
+class MinimumRisk(SentenceMetricTuner, KBestTuner):
     """Minimum risk (expected sentence BLEU) with SGD; Cherry & Foster (2012) §2.4, §4 "mr"."""
 
     name = "mr"

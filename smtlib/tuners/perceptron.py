@@ -22,7 +22,7 @@ import numpy as np
 
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, add_row, oracle_mask, pool_bleu, row_dot, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 @numba.njit(cache=True, nogil=True)
@@ -49,7 +49,7 @@ def _pass(dense, indptr, indices, data, offsets, in_oracle, order, w, u, c, rate
     return c, mistakes
 
 
-class AveragedPerceptron(SentenceMetricTuner, Tuner):
+class AveragedPerceptron(SentenceMetricTuner, KBestTuner):
     """Averaged structured perceptron toward the sentence-BLEU oracle; Neubig & Watanabe (2016) §6.2."""
 
     name = "perceptron"

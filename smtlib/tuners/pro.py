@@ -57,8 +57,8 @@ from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import KBestPool
-from smtlib.tuners.base import TuneResult, Tuner
-from smtlib.tuners.mert_metric import CorpusMetric, bleu_metric
+from smtlib.tuners.base import KBestTuner, TuneResult
+from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric
 
 _CHUNK = 256  # sentences per block of random draws (fixed, so samples do not depend on memory)
 
@@ -192,7 +192,7 @@ def _logistic_fit(dense_x: np.ndarray, sparse_x: sp.csr_matrix, l2: float, max_i
     return result.x, {"classifier_loss": float(result.fun), "classifier_iterations": int(result.nit)}
 
 
-class Pro(Tuner):
+class Pro(KBestTuner):
     """PRO, Hopkins & May (2011): Γ=5000 sampled pairs, Ξ=50 kept, maxent classifier; no interpolation (Moses)."""
 
     name = "pro"

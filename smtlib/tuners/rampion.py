@@ -26,7 +26,7 @@ import numpy as np
 
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, pool_bleu, segment_argmax, segment_max, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 from smtlib.tuners.svm import StructuredHingeSolver
 
 
@@ -39,7 +39,7 @@ def ramp_objective(features: Features, offsets: np.ndarray, cost: np.ndarray, w:
     return float(0.5 * lam * (w @ w) + (fear - hope).sum())
 
 
-class RampLoss(SentenceMetricTuner, Tuner):
+class RampLoss(SentenceMetricTuner, KBestTuner):
     """Ramp loss (hope/fear difference) by CCCP with an exact structured-SVM step; Gimpel & Smith (2012)."""
 
     name = "rampion"

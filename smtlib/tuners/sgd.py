@@ -59,7 +59,7 @@ from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import SentenceMetricTuner, tuning_metric
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 # -- compiled kernels ------------------------------------------------------------------------------
 
@@ -380,8 +380,9 @@ class _Prepared:
         )
 
 
-class _PairwiseSGD(SentenceMetricTuner, Tuner):
-    """Shared driver of Algorithms 1-4; subclasses fix sharding, mixing and selection."""
+class PairwiseRankingSGD(SentenceMetricTuner, KBestTuner):
+    """Shared driver of Algorithms 1-4 (sgd, mixsgd, itermixsgd, iterselsgd); subclasses fix sharding,
+    mixing and selection."""
 
     defaults: ClassVar[dict[str, Any]] = dict(_COMMON_DEFAULTS)
     supports_sparse: ClassVar[bool] = True
@@ -554,7 +555,7 @@ def _select_and_mix(stacked: np.ndarray, k: int) -> np.ndarray:
     return mixed
 
 
-class PairwiseSGD(_PairwiseSGD):
+class PairwiseSGD(PairwiseRankingSGD):
     """Pairwise-ranking perceptron SGD on the whole pool (Simianer et al. 2012, Algorithm 1).
 
     Multipartite pairs (top 10 % / middle 80 % / bottom 10 % by smoothed sentence BLEU), update
@@ -569,7 +570,7 @@ class PairwiseSGD(_PairwiseSGD):
     defaults = dict(_COMMON_DEFAULTS)
 
 
-class MixSGD(_PairwiseSGD):
+class MixSGD(PairwiseRankingSGD):
     """Pairwise-ranking SGD on random shards, weights mixed after training (Simianer et al. 2012, Algorithm 2).
 
     Each of ``shards`` (Z) random, evenly sized shards of the pool's sentences runs Algorithm 1
@@ -582,7 +583,7 @@ class MixSGD(_PairwiseSGD):
     defaults = {**_COMMON_DEFAULTS, "shards": 4, "jobs": 1}
 
 
-class IterMixSGD(_PairwiseSGD):
+class IterMixSGD(PairwiseRankingSGD):
     """Pairwise-ranking SGD on shards, mixed after every epoch (Simianer et al. 2012, Algorithm 3).
 
     Every epoch, each shard starts from the mixed vector v, runs one epoch of Algorithm 1 on its
@@ -601,7 +602,7 @@ class IterMixSGD(_PairwiseSGD):
 PAPER_K_FRACTION = 100_000 / 4_700_000
 
 
-class IterSelSGD(_PairwiseSGD):
+class IterSelSGD(PairwiseRankingSGD):
     """Iterative mixing with l1/l2 joint feature selection (Simianer et al. 2012, Algorithm 4).
 
     As Algorithm 3, but after every epoch the shards' weights are stacked into W (Z x D), the K

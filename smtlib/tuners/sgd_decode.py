@@ -55,10 +55,11 @@ import numpy as np
 
 from smtlib.bleu.stats import BleuSettings, compute_stats
 from smtlib.bleu.variants import get_variant
-from smtlib.decoder.decoder import Decoder, DecoderConfig, kbest_line
+from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import Weights, prepare_tokens
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
+from smtlib.kbest.format import kbest_line
 from smtlib.system.modeldir import read_model_spec
 from smtlib.tuners.sgd import PAIR_TESTS, update_sentence
 

@@ -27,7 +27,7 @@ import scipy.optimize
 from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, oracle_mask, pool_bleu, sentence_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 def softmax_objective(w: np.ndarray, features: Features, offsets: np.ndarray, in_oracle: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
@@ -43,7 +43,7 @@ def softmax_objective(w: np.ndarray, features: Features, offsets: np.ndarray, in
     return float(loss + 0.5 * lam * (w @ w)), grad
 
 
-class SoftmaxLoss(SentenceMetricTuner, Tuner):
+class SoftmaxLoss(SentenceMetricTuner, KBestTuner):
     """Log-linear likelihood of the oracle set with L-BFGS and L2; Neubig & Watanabe (2016) §3.2, §5.2."""
 
     name = "softmax"

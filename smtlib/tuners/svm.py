@@ -50,7 +50,7 @@ from smtlib.tuners._losses import (
     segment_max,
     sentence_bleu,
 )
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 @numba.njit(cache=True, nogil=True)
@@ -231,7 +231,7 @@ def oracle_by_model_score(in_set: np.ndarray, scores: np.ndarray, offsets: np.nd
     return segment_argmax(np.where(in_set, scores, -np.inf), offsets)
 
 
-class LatentSVM(SentenceMetricTuner, Tuner):
+class LatentSVM(SentenceMetricTuner, KBestTuner):
     """Latent structured SVM with an oracle set of maximal interpolated BLEU; Cherry & Foster (2012) §3.2."""
 
     name = "svm"

@@ -33,7 +33,7 @@ from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, pool_bleu
-from smtlib.tuners.base import Tuner, TuneResult
+from smtlib.tuners.base import KBestTuner, TuneResult
 
 
 def log_xbleu(w: np.ndarray, features: Features, offsets: np.ndarray, stats: np.ndarray, scale: float, bp_smoothness: float) -> tuple[float, np.ndarray]:
@@ -46,7 +46,7 @@ def log_xbleu(w: np.ndarray, features: Features, offsets: np.ndarray, stats: np.
     return value, scale * features.rmatvec(probs * centred)
 
 
-class ExpectedBleu(Tuner):
+class ExpectedBleu(KBestTuner):
     """Expected corpus BLEU from expected sufficient statistics (xBLEU), L-BFGS; Rosti et al. (2010), survey App. A."""
 
     name = "xbleu"

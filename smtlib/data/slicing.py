@@ -10,7 +10,7 @@ everything but the sentence id is copied byte for byte.
 
 * k-best lists (Moses n-best): a line's id is the number before the first ``|||``.
 * 1-best files: line i is sentence i.
-* lattices (:mod:`smtlib.decoder.lattice`): the header lines are kept, each ``SENTENCE i ...``
+* lattices (:mod:`smtlib.lattice.format`): the header lines are kept, each ``SENTENCE i ...``
   block is kept whole with its id renumbered.
 """
 

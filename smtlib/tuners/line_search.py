@@ -20,7 +20,7 @@ current weights' scale along d) and its midpoint is taken, which keeps the step 
 surrounding breakpoints instead of an absolute constant.
 
 All kernels are numba-compiled; the corpus score is selected by the metric's ``kind``
-(:mod:`smtlib.tuners.mert_metric`: corpus BLEU, a decomposable additive score, or any metric or
+(:mod:`smtlib.tuners.corpus_metric`: corpus BLEU, a decomposable additive score, or any metric or
 mixture of :mod:`smtlib.bleu.metrics`, issue 25), a small array (the metric's spec) rather than a
 function, so that the compiled kernels are cached on disk.
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from smtlib.tuners.mert_metric import ADDITIVE, BLEU, is_plain_bleu, metric_from_sums
+from smtlib.tuners.corpus_metric import ADDITIVE, BLEU, is_plain_bleu, metric_from_sums
 
 __all__ = ["ADDITIVE", "BLEU", "envelopes", "interval_scores", "line_search"]
 

@@ -1,4 +1,4 @@
-"""Reading lattice files (:data:`smtlib.decoder.lattice.FORMAT`) into a :class:`LatticeSetBuilder`.
+"""Reading lattice files (:data:`smtlib.lattice.format.FORMAT`) into a :class:`LatticeSetBuilder`.
 
 :func:`read_lattice_set` is a compiled byte-level parser over the file in chunks of whole sentence
 blocks (the unpruned lattices of a 1,000-sentence dev set are about a gigabyte of text): numba
@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import FORMAT
-from smtlib.decoder.lattice_set import LatticeSetBuilder, release_free_memory
+from smtlib.lattice.format import FORMAT
+from smtlib.lattice.lattice_set import LatticeSetBuilder, release_free_memory
 from smtlib.errors import InputError
 
 

@@ -1,7 +1,7 @@
 """The lattices of a whole dev set as flat arrays, for the lattice tuners (lb-mert, lb-mira, mira).
 
 A :class:`LatticeSet` holds one lattice per sentence id (possibly empty) in the layout of
-:mod:`smtlib.decoder.lattice` (node 0 the start, the last node the goal, ``tail < head``, edges
+:mod:`smtlib.lattice.format` (node 0 the start, the last node the goal, ``tail < head``, edges
 sorted by head then tail), concatenated: sentence ``s`` owns edges ``edge_off[s]:edge_off[s+1]``
 with *local* node ids. Edge features are a dense ``(E, D)`` matrix (Fortran order: one column per
 feature is contiguous, which is what a coordinate line search reads) and a CSR sparse matrix; edge
@@ -13,7 +13,7 @@ tuning iterations, Cherry & Foster 2012 §3.1/§4). Such an edge carries the BLE
 its hypothesis (``path_row``), so a pool without words (the tuners' generic tests) is a valid
 lattice set too: a k-best pool is the special case where every lattice is a bundle of whole paths.
 
-Reading lattice files into a set is :mod:`smtlib.decoder.lattice_reader`, with an optional
+Reading lattice files into a set is :mod:`smtlib.lattice.reader`, with an optional
 per-sentence filter (lb-mira's density pruning, :func:`prune_part`) applied before a sentence is kept.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from smtlib.decoder.lattice import Lattice
-from smtlib.decoder.lattice_paths import density_prune_edges, subgraph
+from smtlib.lattice.format import Lattice
+from smtlib.lattice.paths import density_prune_edges, subgraph
 from smtlib.errors import InputError
 
 
@@ -122,7 +122,7 @@ class LatticeSet:
         return np.array([weights.get(n, 0.0) for n in self.all_feature_names], dtype=np.float64)
 
     def sentence(self, s: int) -> Lattice:
-        """Sentence ``s`` as a :class:`~smtlib.decoder.lattice.Lattice` (for tests and writing)."""
+        """Sentence ``s`` as a :class:`~smtlib.lattice.format.Lattice` (for tests and writing)."""
         lo, hi = int(self.edge_off[s]), int(self.edge_off[s + 1])
         words = [tuple(self.vocab[w] for w in self.words[self.word_off[e] : self.word_off[e + 1]]) for e in range(lo, hi)]
         sparse = []
@@ -394,7 +394,7 @@ def lattice_set_from_pool(pool) -> LatticeSet:
 # ---------------------------------------------------------------------------------------- pruning
 def prune_part(part: tuple, deltas: np.ndarray, max_edges: int) -> tuple:
     """Density-prune a lattice given as builder arrays (see :meth:`LatticeSetBuilder.add_arrays`) to
-    ``max_edges`` edges (:func:`smtlib.decoder.lattice_paths.density_prune_edges`)."""
+    ``max_edges`` edges (:func:`smtlib.lattice.paths.density_prune_edges`)."""
     nn, tails, heads, dense, (r, c, v), woff, wids = part
     keep = density_prune_edges(nn, tails, heads, deltas, max_edges)
     if len(keep) == len(tails):

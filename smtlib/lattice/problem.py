@@ -19,13 +19,13 @@ import numba
 import numpy as np
 
 from smtlib.bleu.stats import BleuSettings, preprocess
-from smtlib.decoder.decoder import format_kbest_line
-from smtlib.decoder.lattice_bleu import LatticeReferences, fill_whole_path_stats, prepare_references
-from smtlib.decoder.lattice_reader import read_lattice_set
-from smtlib.decoder.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.errors import InputError
 from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
+from smtlib.kbest.format import format_kbest_line
 from smtlib.kbest.pool import read_pool
+from smtlib.lattice.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
+from smtlib.lattice.reader import read_lattice_set
+from smtlib.lattice.stats import LatticeReferences, fill_whole_path_stats, prepare_references
 
 _DENSE = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
 
@@ -38,7 +38,7 @@ def reference_lengths(references: Sequence[Sequence[str]], settings: BleuSetting
 
 def _density_pruning(lengths: np.ndarray, prune_weights: dict[str, float] | None, density: float):
     """A ``read_lattice_set`` transform: keep the ``ceil(density * reference words)`` edges of best
-    max-marginal score under ``prune_weights`` (:func:`smtlib.decoder.lattice_set.prune_part`)."""
+    max-marginal score under ``prune_weights`` (:func:`smtlib.lattice.lattice_set.prune_part`)."""
     weights = dict(prune_weights or {})
 
     def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:

@@ -11,7 +11,7 @@ goal's envelope, so the node envelopes stay small (a few lines each) although th
 paths is exponential. The goal's envelope is the sentence's envelope, each of its lines a path.
 
 Here every node's candidate lines are scanned in slope order with the convex-hull rule used by the
-k-best line search (:mod:`smtlib.tuners.mert_envelope`): among equal slopes only the highest
+k-best line search (:mod:`smtlib.tuners.line_search`): among equal slopes only the highest
 intercept can win (on an exact tie, the candidate of the lower edge id, then of the lower line of the
 tail, wins), and a line is dropped when the next steeper line overtakes its predecessor no later than
 it does. Nodes are numbered topologically (``tail < head``) and edges sorted by head, so one pass over
@@ -37,18 +37,25 @@ envelope reaches (``_first_change`` walks the hull from its first line) and resu
 by copying the hull once it rejoins it were measured too and gave nothing: the walk takes about
 3 steps per merge (hulls average 10 lines where merges happen), and few merges end early.
 
-:func:`corpus_envelopes` does this for every sentence of a :class:`~smtlib.decoder.lattice_set.LatticeSet`
-in one compiled call and returns the goal envelopes as breakpoints in the representation of the
-k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
+:func:`upper_envelope` gives one :class:`~smtlib.lattice.format.Lattice`'s envelope with the path of
+every segment. :func:`corpus_envelopes` does this for every sentence of a
+:class:`~smtlib.lattice.lattice_set.LatticeSet` in one compiled call and returns the goal envelopes
+as breakpoints in the representation of the k-best line search (the path that is best at ``x -> -inf`` per sentence, then ``(x, new path,
 previous path)`` per breakpoint), together with the edges of every path on an envelope, so that
 the corpus-level merge and the choice of the best interval are the k-best line search's own
-(:func:`smtlib.tuners.mert_envelope.interval_scores` / ``best_point``).
+(:func:`smtlib.tuners.line_search.interval_scores` / ``best_point``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import numba
 import numpy as np
+
+from smtlib.lattice.format import Lattice
+from smtlib.lattice.paths import reverse_prefix
 
 _NEG_INF = -np.inf
 
@@ -313,10 +320,7 @@ def trace_path(line, env_e, env_p, tails, buf):
         buf[n] = env_e[q]
         n += 1
         q = env_p[q]
-    for k in range(n // 2):
-        tmp = buf[k]
-        buf[k] = buf[n - 1 - k]
-        buf[n - 1 - k] = tmp
+    reverse_prefix(buf, n)
     return n
 
 
@@ -403,3 +407,42 @@ def corpus_envelopes(n_nodes, edge_off, tails, heads, a, b):
             n_paths += 1
     return (first, bx[:nb], bnew[:nb], bprev[:nb], path_sent[:n_paths], path_off[: n_paths + 1],
             path_edges[: path_off[n_paths]])
+
+
+# ------------------------------------------------------------------------ one Lattice
+@dataclasses.dataclass
+class Envelope:
+    """The upper envelope of ``(w + gamma d) . h`` over the paths of a lattice.
+
+    Segment ``i`` covers ``gamma`` in ``[starts[i], starts[i+1])`` (``starts[0] = -inf``); there the
+    best path is ``paths[i]`` with score ``intercepts[i] + slopes[i] * gamma``.
+    """
+
+    starts: np.ndarray
+    slopes: np.ndarray
+    intercepts: np.ndarray
+    paths: list[list[int]]
+
+
+def upper_envelope(lat: Lattice, weights: Mapping[str, float] | np.ndarray,
+                   direction: Mapping[str, float] | np.ndarray) -> Envelope:
+    """Macherey et al. (2008): the upper envelope of ``(w + gamma d) . h`` over all paths of ``lat``.
+
+    Node envelopes are propagated in topological order by :func:`corpus_envelopes` (each node's envelope is the upper envelope of its
+    incoming edges' shifted tail envelopes); the goal's envelope is returned with the path of every
+    segment.
+    """
+    a_e = lat.edge_scores(weights)
+    b_e = lat.edge_scores(direction)
+    order = np.lexsort((lat.tails, lat.heads))
+    tails = np.asarray(lat.tails, dtype=np.int64)[order]
+    heads = np.asarray(lat.heads, dtype=np.int64)[order]
+    first, bx, _, _, _, path_off, path_edges = corpus_envelopes(
+        np.array([lat.n_nodes], dtype=np.int64), np.array([0, lat.n_edges], dtype=np.int64), tails, heads,
+        np.ascontiguousarray(a_e[order]), np.ascontiguousarray(b_e[order]))
+    if first[0] < 0:
+        return Envelope(np.zeros(0), np.zeros(0), np.zeros(0), [])
+    paths = [order[path_edges[path_off[k] : path_off[k + 1]]].tolist() for k in range(len(path_off) - 1)]
+    slopes = np.array([b_e[p].sum() if p else 0.0 for p in paths])
+    icepts = np.array([a_e[p].sum() if p else 0.0 for p in paths])
+    return Envelope(np.concatenate([[-np.inf], bx]), slopes, icepts, paths)

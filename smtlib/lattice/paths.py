@@ -1,25 +1,22 @@
-"""Paths through a translation lattice (:class:`smtlib.decoder.lattice.Lattice`, node 0 the start,
+"""Paths through a translation lattice (:class:`smtlib.lattice.format.Lattice`, node 0 the start,
 the last node the goal, ``tail < head``).
 
-:func:`best_path` (Viterbi under any weights), :func:`kbest_paths` (the k best paths, optionally with
-distinct translations: :func:`kbest_nb`, the lazy deviation search that also gives the decoder's
-k-best lists), two prunings by max-marginal score (the best path through an edge): :func:`beam_prune_nb`
+:func:`best_path` (Viterbi under any weights; :func:`viterbi_path` / :func:`viterbi_paths` the same
+on a :class:`~smtlib.lattice.lattice_set.LatticeSet`'s flat arrays, for the tuners),
+:func:`kbest_paths` (the k best paths, optionally with distinct translations: :func:`kbest_nb`, the
+lazy deviation search that also gives the decoder's k-best lists), two prunings by max-marginal score (the best path through an edge): :func:`beam_prune_nb`
 (within a beam of the 1-best: ``smtlib decode --lattice-beam``) and :func:`density_prune_edges` (the
-best ``max_edges``: lb-mira's density pruning; :func:`subgraph` renumbers what is kept), and
-:func:`upper_envelope` (the piecewise-linear maximum of ``(w + gamma d) . h`` over all paths as a
-function of ``gamma``, Macherey et al. 2008, Algorithm 1 / §3 "lattice MERT"), for lattice MERT and
-lattice MIRA.
+best ``max_edges``: lb-mira's density pruning; :func:`subgraph` renumbers what is kept). The upper envelope of all paths along a line is :mod:`smtlib.lattice.envelope`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 import numba
 import numpy as np
 
-from smtlib.decoder.lattice import Lattice
+from smtlib.lattice.format import Lattice
 
 
 @numba.njit(cache=True)
@@ -296,6 +293,66 @@ def max_marginals(n_nodes, tails, heads, deltas):
     return out
 
 
+@numba.njit(cache=True)
+def reverse_prefix(buf, n):
+    """Reverse ``buf[:n]`` in place: a path traced back from the goal, put in start-to-goal order."""
+    for k in range(n // 2):
+        tmp = buf[k]
+        buf[k] = buf[n - 1 - k]
+        buf[n - 1 - k] = tmp
+
+
+@numba.njit(cache=True)
+def viterbi_path(lo, hi, n_nodes, tails, heads, scores, buf):
+    """The best path by model score (edges ``lo:hi`` sorted by head); ties: the first edge. Returns
+    ``(score, n)`` with the edges in ``buf[:n]`` (``n = -1`` if the goal is unreachable)."""
+    best = np.full(n_nodes, -np.inf)
+    back = np.full(n_nodes, -1, dtype=np.int64)
+    best[0] = 0.0
+    for e in range(lo, hi):
+        c = best[tails[e]] + scores[e]
+        if c > best[heads[e]]:
+            best[heads[e]] = c
+            back[heads[e]] = e
+    goal = n_nodes - 1
+    if not np.isfinite(best[goal]):
+        return -np.inf, -1
+    n = 0
+    v = goal
+    while v != 0:
+        e = back[v]
+        buf[n] = e
+        n += 1
+        v = tails[e]
+    reverse_prefix(buf, n)
+    return best[goal], n
+
+
+@numba.njit(cache=True, nogil=True)
+def viterbi_paths(n_nodes, edge_off, tails, heads, scores):
+    """The best path of every sentence: (sentence of each path, offsets, edges); empty lattices skipped."""
+    n_sent = n_nodes.shape[0]
+    sent = np.empty(n_sent, dtype=np.int64)
+    off = np.zeros(n_sent + 1, dtype=np.int64)
+    edges = np.empty(tails.shape[0] + 1, dtype=np.int64)
+    buf = np.empty(1024, dtype=np.int64)
+    k = 0
+    for s in range(n_sent):
+        if n_nodes[s] == 0:
+            continue
+        if buf.shape[0] < n_nodes[s] + 1:
+            buf = np.empty(2 * (n_nodes[s] + 1), dtype=np.int64)
+        _, n = viterbi_path(edge_off[s], edge_off[s + 1], n_nodes[s], tails, heads, scores, buf)
+        if n < 0:
+            continue
+        sent[k] = s
+        for j in range(n):
+            edges[off[k] + j] = buf[j]
+        off[k + 1] = off[k] + n
+        k += 1
+    return sent[:k], off[: k + 1], edges[: off[k]]
+
+
 def density_prune_edges(n_nodes: int, tails: np.ndarray, heads: np.ndarray, deltas: np.ndarray,
                         max_edges: int) -> np.ndarray:
     """Edges kept by density pruning to ``max_edges`` (sorted ids): the ``max_edges`` edges with the best
@@ -349,44 +406,3 @@ def kbest_paths(lat: Lattice, weights: Mapping[str, float] | np.ndarray, k: int,
                                    max(pops, k), distinct)
     paths = [edges[offs[i] : offs[i + 1]].tolist() for i in range(len(scores))]
     return scores.tolist(), offs.tolist(), paths
-
-
-@dataclasses.dataclass
-class Envelope:
-    """The upper envelope of ``(w + gamma d) . h`` over the paths of a lattice.
-
-    Segment ``i`` covers ``gamma`` in ``[starts[i], starts[i+1])`` (``starts[0] = -inf``); there the
-    best path is ``paths[i]`` with score ``intercepts[i] + slopes[i] * gamma``.
-    """
-
-    starts: np.ndarray
-    slopes: np.ndarray
-    intercepts: np.ndarray
-    paths: list[list[int]]
-
-
-def upper_envelope(lat: Lattice, weights: Mapping[str, float] | np.ndarray,
-                   direction: Mapping[str, float] | np.ndarray) -> Envelope:
-    """Macherey et al. (2008): the upper envelope of ``(w + gamma d) . h`` over all paths of ``lat``.
-
-    Node envelopes are propagated in topological order by the compiled kernel of
-    :mod:`smtlib.decoder.lattice_envelope` (each node's envelope is the upper envelope of its
-    incoming edges' shifted tail envelopes); the goal's envelope is returned with the path of every
-    segment.
-    """
-    from smtlib.decoder.lattice_envelope import corpus_envelopes
-
-    a_e = lat.edge_scores(weights)
-    b_e = lat.edge_scores(direction)
-    order = np.lexsort((lat.tails, lat.heads))
-    tails = np.asarray(lat.tails, dtype=np.int64)[order]
-    heads = np.asarray(lat.heads, dtype=np.int64)[order]
-    first, bx, _, _, _, path_off, path_edges = corpus_envelopes(
-        np.array([lat.n_nodes], dtype=np.int64), np.array([0, lat.n_edges], dtype=np.int64), tails, heads,
-        np.ascontiguousarray(a_e[order]), np.ascontiguousarray(b_e[order]))
-    if first[0] < 0:
-        return Envelope(np.zeros(0), np.zeros(0), np.zeros(0), [])
-    paths = [order[path_edges[path_off[k] : path_off[k + 1]]].tolist() for k in range(len(path_off) - 1)]
-    slopes = np.array([b_e[p].sum() if p else 0.0 for p in paths])
-    icepts = np.array([a_e[p].sum() if p else 0.0 for p in paths])
-    return Envelope(np.concatenate([[-np.inf], bx]), slopes, icepts, paths)
