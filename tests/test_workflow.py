@@ -98,6 +98,30 @@ def test_another_spelling_of_data_dir_reruns_nothing(tmp_path, data_dir):
         assert "Nothing to be done" in r.stdout + r.stderr, r.stdout
 
 
+def test_a_resumed_run_reruns_what_an_interrupted_one_left_stale(tmp_path, data_dir):
+    """A changed setting reruns a job and everything after it; when the run stops in between (Ctrl-C,
+    a lost machine) the resumed run must still rerun what came after, since its outputs were made from
+    the old inputs. profiles/default leaves out the `mtime` rerun trigger, so this rests on the `input`
+    trigger seeing the new dev set's content: a stale sub-sample here would mean stale pools and weights
+    in every run after it, averaged by the tables without a word."""
+    target = "results/data/fr-en/dev/s1.ref"
+    old = write_config(tmp_path / "old.yaml", {"limits": {"train": 50, "dev": 20, "test": 20}})
+    r = snakemake(tmp_path, "--cores", "1", target, configfile=old, data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    stale = (tmp_path / target).read_text()
+    # the new dev size reaches the dev set, then the run stops before the sub-sample is redone
+    new = write_config(tmp_path / "new.yaml", {"limits": {"train": 50, "dev": 30, "test": 20}})
+    r = snakemake(tmp_path, "--cores", "1", "results/data/fr-en/dev.ref", configfile=new, data_dir=data_dir,
+                  timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = snakemake(tmp_path, "--cores", "1", target, configfile=new, data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Nothing to be done" not in r.stdout + r.stderr
+    fresh = (tmp_path / target).read_text()
+    dev = (tmp_path / "results/data/fr-en/dev.ref").read_text().splitlines()
+    assert len(dev) == 30 and fresh != stale and set(fresh.splitlines()) <= set(dev)
+
+
 # ------------------------------------------------------------------ dry runs
 def expected_default_jobs(config: dict) -> dict[str, int]:
     """Jobs of the default target, counted from the configuration (independently of rules/common.smk)."""
