@@ -172,6 +172,9 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "mira_shard": sum(shards(r[2]) for r in runs_of["online"]) * n_it, "mira_mix": len(runs_of["online"]) * n_it,
         "select_best": len(runs),
         "decode_test": tests, "run_summary": len(runs),
+        # the tables' starting point: each table pair's systems decode their test sets with the initial weights
+        "decode_test_initial": sum(len(PAIRS[t["pair"]].tests) * len(config["feature_sets"])
+                                   for t in {t["pair"]: t for t in config["tables"] if t["pair"] in pairs}.values()),
         "score_test": tests * (len(config.get("evaluation", {}).get("metrics", ["bleu"])) - 1),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
         "table_vs_paper": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
@@ -265,7 +268,8 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     assert counts["decode_test"] == 2 * counts["select_best"]  # test2016, test2017
     assert counts["score_test"] == 2 * counts["decode_test"]  # chrF and TER; BLEU is decode_test's
     assert counts["metric_matrix"] == 1 and counts["table"] == 1
-    assert counts["total"] == 499  # the plan reported for this configuration (issue 25's note)
+    assert counts["decode_test_initial"] == 2 * 2  # the tables' starting point: (small, medium) x 2 test sets
+    assert counts["total"] == 503  # the plan reported for this configuration (issue 25's note), with the above
     r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
                   timeout=300)
     out = r.stdout + r.stderr
