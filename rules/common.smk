@@ -360,13 +360,17 @@ def warm_up_numba():
 def watch_slurm_queue():
     """On a SLURM run, cancel (and explain) any job of this run that can never start, e.g. one asking
     for more than its partition allows: the executor plugin would wait for it forever
-    (smtlib.slurm_watch; SMTLIB_SLURM_WATCH_SECONDS sets the poll interval, 0 turns it off)."""
+    (smtlib.slurm_watch; SMTLIB_SLURM_WATCH_SECONDS sets the poll interval, 0 turns it off).
+    """
     plugin = workflow.executor_plugin
     if plugin is None or plugin.name != "slurm":
         return
     from smtlib.slurm_watch import start_watch
 
-    start_watch(workflow.workdir_init, lambda message: print(f"smtlib: {message}", file=sys.stderr, flush=True))
+    start_watch(
+        workflow.workdir_init,
+        lambda message: print(f"smtlib: {message}", file=sys.stderr, flush=True),
+    )
 
 
 # ---------------------------------------------------------------- options rendered for the shell
@@ -656,7 +660,9 @@ def table_initial_scores(wildcards):
 
 def table_initial_arguments(wildcards):
     """`--initial FEATURE_SET:TEST_SET=BLEU_JSON ...` of `smtlib report table`."""
-    return " ".join(f"{fs}:{t}={path}" for fs, t, path in _table_initial(wildcards.table))
+    return " ".join(
+        f"{fs}:{t}={path}" for fs, t, path in _table_initial(wildcards.table)
+    )
 
 
 def table_ref_arguments(wildcards):
