@@ -3,7 +3,7 @@
 # the PRO-vs-MERT synthetic figure, and a replay of Moses's recorded n-best lists.
 #
 #   snakemake --cores 8 --config data_dir=../shared/data -- results/table4.tsv
-#   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data
+#   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data -- results/table4.tsv
 #   snakemake --report report.html --config data_dir=../shared/data -- results/table4_vs_paper.tsv
 #
 # Every stage is one file in rules/; every helper is in rules/common.smk; settings in config/.

@@ -2,7 +2,7 @@
 
 numba compiles a kernel on its first call and keeps the machine code in its cache (``cache=True``),
 so only the first run of an installation pays. Without a warm-up, that first run compiles in every
-job at once: the quick config's first decodes, tuners and BLEU jobs all start together, each spends a
+job at once: the tiny config's first decodes, tuners and BLEU jobs all start together, each spends a
 minute or more compiling the same kernels (one decode: 77 s cold, 2 s warm), and Snakemake prints
 nothing meanwhile. :func:`warm_up` runs the workflow's commands once, in one process, on a small
 synthetic corpus (training, k-best and lattice decoding with both searches, BLEU, pools, every

@@ -7,7 +7,7 @@
   their base cases, read back from the dry run's job listing.
 * The replay experiment end to end on Moses's recorded n-best lists, and a killed replay run
   restarted to the same table (outputs atomic, incomplete jobs rerun).
-* The quick configuration end to end on ../shared/data (slow): the table's shape, real BLEU scores,
+* The tiny configuration end to end on ../shared/data (slow): the table's shape, real BLEU scores,
   the significance marks, the orderings next to the paper's and the findings file.
 
 Every run works in its own temporary directory (``snakemake -s Snakefile -d TMP``) so that the tests
@@ -208,7 +208,7 @@ def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):
     run = "results/tune/fr-en/small/kbmira/default/s1"
     first = "results/tune/fr-en/small/first"
     r = snakemake(tmp_path, "-n", f"{run}/it3/weights", "results/tune/fr-en/small/mert/default/s1/it2/weights",
-                  configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
+                  configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     # iteration 1: the full dev set decoded once with the initial weights, sub-sample 1 cut from it
@@ -237,7 +237,7 @@ def test_dry_run_shows_the_loop_and_its_base_cases(tmp_path, data_dir):
 
 def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
     run = "results/tune/fr-en/small/kbmira/C=0.1/s0"
-    r = snakemake(tmp_path, "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/quick.yaml",
+    r = snakemake(tmp_path, "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/tiny.yaml",
                   data_dir=data_dir, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
@@ -245,7 +245,7 @@ def test_dry_run_of_a_sweep_point_passes_its_setting(tmp_path, data_dir):
 
 
 def metric_sweep_config(quick: dict) -> dict:
-    """config/quick.yaml as a sweep over tuning metrics (issue 25): its k-best methods (lb-mira tunes
+    """config/tiny.yaml as a sweep over tuning metrics (issue 25): its k-best methods (lb-mira tunes
     toward BLEU only), each tuned toward BLEU, chrF and TER, every test set scored with all three."""
     return {**quick, "methods": ["mert", "kbmira"], "tuning": {**quick["tuning"], "metric": ["bleu", "chrf", "ter"]},
             "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
@@ -255,7 +255,7 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     """tuning.metric as a list: every table run once per metric, BLEU's at the paths it always had and
     the others' at {setting}@METRIC with `--metric` given to the pool and the tuner; each test output
     scored with every evaluation metric; the metric matrix gathers every run with its tuning metric."""
-    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
     config = metric_sweep_config(quick)
     cfg = write_config(tmp_path / "sweep.yaml", config)
     r = snakemake(tmp_path / "wf", "-n", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
@@ -299,7 +299,7 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
 def test_config_rejects_a_metric_a_method_cannot_take(tmp_path):
     """Before any job: a table method that tunes toward BLEU only (lb-mira, from the tuner registry),
     an unknown metric (from smtlib.bleu.metrics) and evaluation metrics without BLEU."""
-    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
     cfg = write_config(tmp_path / "bad.yaml", {**quick, "tuning": {**quick["tuning"], "metric": ["bleu", "chrf", "chrff"]},
                                                "evaluation": {"metrics": ["chrf", "tr"]}})
     r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
@@ -328,7 +328,7 @@ def test_dry_run_applies_the_pairs_method_settings(tmp_path, data_dir):
 
 def test_tables_of_unconfigured_pairs_are_dropped(tmp_path, data_dir):
     """Setting `pairs` alone selects a sub-experiment: tables of other pairs are dropped with one line each."""
-    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
     tables = [{"name": "table4", "pair": "fr-en"}, {"name": "table5", "pair": "en-fr"}]
     cfg = write_config(tmp_path / "pairs.yaml", {**quick, "pairs": ["fr-en"], "tables": tables})
     r = snakemake(tmp_path / "wf", "-n", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
@@ -345,7 +345,7 @@ def test_moses_backend_decodes_the_export_with_moses(tmp_path, data_dir):
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
     fake.chmod(0o755)
-    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
     cfg = write_config(tmp_path / "moses.yaml",
                        {**quick, "decoder": {**quick["decoder"], "backend": "moses", "moses": str(fake)}})
     run = "results/tune/fr-en/small/kbmira/default/s1"
@@ -358,7 +358,7 @@ def test_moses_backend_decodes_the_export_with_moses(tmp_path, data_dir):
     assert re.search(rf"smtlib decode .*--stack-size 20 .*--backend moses --moses-bin {re.escape(str(fake))} "
                      rf"--moses-ini {re.escape(ini)}", out)
     # the default backend: our decoder, no export
-    r = snakemake(tmp_path / "wf", "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/quick.yaml",
+    r = snakemake(tmp_path / "wf", "-n", "-p", f"{run}/it1/weights", configfile=REPO / "config/tiny.yaml",
                   data_dir=data_dir, timeout=300)
     assert r.returncode == 0 and "export_moses" not in r.stdout and "--backend" not in r.stdout
     fake.chmod(0o644)
@@ -429,14 +429,14 @@ def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_d
 
 
 @pytest.mark.slow
-def test_quick_config_end_to_end_table4(tmp_path, data_dir):
-    r = snakemake(tmp_path, "--cores", "2", "results/table4_vs_paper.tsv", configfile=REPO / "config/quick.yaml",
+def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
+    r = snakemake(tmp_path, "--cores", "2", "results/table4_vs_paper.tsv", configfile=REPO / "config/tiny.yaml",
                   data_dir=data_dir, timeout=2400)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
     assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Small Sig",
                         "Medium Tune", "Medium Test", "Medium SD", "Medium Sig"]
-    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira", "lb-mira"]  # the rows of config/quick.yaml's methods
+    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira", "lb-mira"]  # the rows of config/tiny.yaml's methods
     for row in lines[1:]:
         tune, test, sd = (float(x) for x in row[1:4])
         assert 5.0 < tune < 100.0 and 5.0 < test < 100.0 and 0.0 <= sd < 20.0
@@ -482,22 +482,22 @@ def test_quick_config_end_to_end_table4(tmp_path, data_dir):
     assert len(curve) == 1 + 3  # weights 0, 1, 2
     # the HTML report of what was built (`snakemake --report`)
     r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4_vs_paper.tsv",
-                  configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
+                  configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
     assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
     assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
-    metric_sweep_on_the_quick_run(tmp_path, data_dir)
+    metric_sweep_on_the_tiny_run(tmp_path, data_dir)
 
 
-def metric_sweep_on_the_quick_run(work, data_dir):
+def metric_sweep_on_the_tiny_run(work, data_dir):
     """Issue 25's sweep added to a finished quick run: Small's kb-mert and kb-mira tuned toward BLEU and
     chrF, scored with BLEU, chrF and TER. BLEU's runs are reused (not one of their loop jobs reruns);
     the scores are sacrebleu's on the runs' outputs; the matrix has a row per method and metric."""
     import sacrebleu
 
-    quick = yaml.safe_load((REPO / "config/quick.yaml").read_text(encoding="utf-8"))
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
     config = {**quick, "feature_sets": ["small"], "methods": ["mert", "kbmira"], "extended_methods": [],
               "tuning": {**quick["tuning"], "metric": ["bleu", "chrf"]}, "evaluation": {"metrics": ["bleu", "chrf", "ter"]}}
     cfg = write_config(work / "metric_sweep.yaml", config)

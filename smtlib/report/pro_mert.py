@@ -202,7 +202,7 @@ def plot_trials(trials: list[Trial]):
     ax.set_xticks(all_dims, [str(d) for d in all_dims])
     ax.minorticks_off()
     title = "Synthetic parameter learning (Hopkins & May 2011, Fig. 3)"
-    if len(all_dims) == 1:  # e.g. the quick config: a point per method, not a curve
+    if len(all_dims) == 1:  # e.g. the tiny and quick configs: a point per method, not a curve
         ax.set_xlim(all_dims[0] / 2, all_dims[0] * 2)
         title += f"\none dimensionality only ({all_dims[0]}): a point per method"
     ax.set_xlabel("Dimensionality (log scale)")
