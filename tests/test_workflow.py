@@ -96,6 +96,12 @@ def test_another_spelling_of_data_dir_reruns_nothing(tmp_path, data_dir):
         r = snakemake(tmp_path, "-n", target, configfile=cfg, data_dir=spelling, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "Nothing to be done" in r.stdout + r.stderr, r.stdout
+    # nor is the order of the keys in a config file (a sorted dump of the same settings reran every job)
+    shuffled = tmp_path / "shuffled.yaml"
+    shuffled.write_text("limits: {test: 20, dev: 20, train: 50}\n", encoding="utf-8")
+    r = snakemake(tmp_path, "-n", target, configfile=shuffled, data_dir=relative, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Nothing to be done" in r.stdout + r.stderr, r.stdout
 
 
 def test_a_resumed_run_reruns_what_an_interrupted_one_left_stale(tmp_path, data_dir):
