@@ -61,14 +61,9 @@ _NEG_INF = -np.inf
 
 
 @numba.njit(cache=True)
-def _grow_f(arr, used, capacity):
-    out = np.empty(capacity, dtype=arr.dtype)
-    out[:used] = arr[:used]
-    return out
-
-
-@numba.njit(cache=True)
-def _grow_i(arr, used, capacity):
+def grow(arr, used, capacity):
+    """``arr`` copied into a new array of ``capacity`` (its first ``used`` entries), any dtype: the
+    envelope stacks of :mod:`smtlib.lattice.envelope` and :mod:`smtlib.tuners.line_search` grow with it."""
     out = np.empty(capacity, dtype=arr.dtype)
     out[:used] = arr[:used]
     return out
@@ -276,10 +271,10 @@ def sentence_envelope(n_nodes, lo, hi, tails, heads, a, b, ws):
             hull = np.empty((5, 2 * (2 * need + 2)))
         if used + need > env_s.shape[0]:
             capacity = 2 * (used + need)
-            env_s = _grow_f(env_s, used, capacity)
-            env_i = _grow_f(env_i, used, capacity)
-            env_e = _grow_i(env_e, used, capacity)
-            env_p = _grow_i(env_p, used, capacity)
+            env_s = grow(env_s, used, capacity)
+            env_i = grow(env_i, used, capacity)
+            env_e = grow(env_e, used, capacity)
+            env_p = grow(env_p, used, capacity)
         e, used, need = _propagate(e, hi, used, tails, heads, a, b, env_s, env_i, env_e, env_p, node_lo, node_hi, hull)
     return (env_s, env_i, env_e, env_p, node_lo, node_hi, hull), used
 
@@ -378,20 +373,20 @@ def corpus_envelopes(n_nodes, edge_off, tails, heads, a, b):
         m = g_hi - g_lo
         if n_paths + m > cap_p:
             cap_p = 2 * (n_paths + m)
-            path_sent = _grow_i(path_sent, n_paths, cap_p)
-            path_off = _grow_i(path_off, n_paths + 1, cap_p + 1)
+            path_sent = grow(path_sent, n_paths, cap_p)
+            path_off = grow(path_off, n_paths + 1, cap_p + 1)
         if nb + m > cap_b:
             cap_b = 2 * (nb + m)
-            bx = _grow_f(bx, nb, cap_b)
-            bnew = _grow_i(bnew, nb, cap_b)
-            bprev = _grow_i(bprev, nb, cap_b)
+            bx = grow(bx, nb, cap_b)
+            bnew = grow(bnew, nb, cap_b)
+            bprev = grow(bprev, nb, cap_b)
         if buf.shape[0] < nn + 1:
             buf = np.empty(2 * (nn + 1), dtype=np.int64)
         for k in range(m):
             length = trace_path(g_lo + k, env_e, env_p, tails, buf)
             if path_off[n_paths] + length > cap_e:
                 cap_e = 2 * (path_off[n_paths] + length)
-                path_edges = _grow_i(path_edges, path_off[n_paths], cap_e)
+                path_edges = grow(path_edges, path_off[n_paths], cap_e)
             base = path_off[n_paths]
             for j in range(length):
                 path_edges[base + j] = buf[j]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib.lattice.envelope import grow
 from smtlib.tuners.corpus_metric import ADDITIVE, BLEU, is_plain_bleu, metric_from_sums
 
 __all__ = ["ADDITIVE", "BLEU", "envelopes", "interval_scores", "line_search"]
@@ -198,9 +199,9 @@ def _envelopes(slopes, intercepts, offsets, low, high, top):
         ranked = _sort_by_slope(rows, m, slopes, keys)
         if nb + m > capacity:  # grow the breakpoint buffers
             capacity = 2 * (nb + m)
-            bx = _grow_f(bx, nb, capacity)
-            bnew = _grow_i(bnew, nb, capacity)
-            bprev = _grow_i(bprev, nb, capacity)
+            bx = grow(bx, nb, capacity)
+            bnew = grow(bnew, nb, capacity)
+            bprev = grow(bprev, nb, capacity)
         first[s], nb = _scan_sentence(ranked, slopes, intercepts, stack, start, bx, bnew, bprev, nb)
     bstart[n_sent] = nb
     return first, bx[:nb], bnew[:nb], bprev[:nb], bstart
@@ -289,20 +290,6 @@ def column_extremes(columns, offsets):
             low[d, s] = left
             high[d, s] = right
     return low, high
-
-
-@numba.njit(cache=True)
-def _grow_f(arr, used, capacity):
-    out = np.empty(capacity, dtype=arr.dtype)
-    out[:used] = arr[:used]
-    return out
-
-
-@numba.njit(cache=True)
-def _grow_i(arr, used, capacity):
-    out = np.empty(capacity, dtype=arr.dtype)
-    out[:used] = arr[:used]
-    return out
 
 
 @numba.njit(cache=True)
