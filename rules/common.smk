@@ -426,7 +426,8 @@ def reordering_option(wildcards, input):
 
 def limit_options():
     """The data limits as options, in a fixed order: the order of the keys in a config file is not a
-    parameter of the science (in the file's order, a config written with sorted keys reran every job)."""
+    parameter of the science (in the file's order, a config written with sorted keys reran every job).
+    """
     names = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
     limits = config["limits"]
     return " ".join(
