@@ -28,13 +28,14 @@ from smtlib.io import atomic_output, decode_utf8, read_bytes
 from smtlib.kbest import scanner
 from smtlib.kbest.format import (
     BLANKS,
+    EXACT,
     FeatureGroup,
     FileLayout,
     decide_layout,
     describe_groups,
+    format_line,
     layout_key,
     parse_line,
-    render_line,
 )
 
 
@@ -640,7 +641,7 @@ def iter_lines(pool: KBestPool) -> Iterable[str]:
         pairs = [(names[c], v) for c, v in zip(sparse.indices[lo:hi], sparse.data[lo:hi], strict=True)]
         total = float(pool.totals[r]) if with_totals else None
         extra = pool.extras[r] if pool.extras[r] is not None or not with_extras else ""
-        yield render_line(int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, total, extra)
+        yield format_line(int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, total, EXACT, extra)
 
 
 def write_pool(pool: KBestPool, path: str | os.PathLike) -> None:

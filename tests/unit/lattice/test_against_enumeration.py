@@ -1,7 +1,7 @@
 """Lattice path lines, envelopes and path statistics against brute-force enumeration of every path.
 
 The paths of small random lattices (``tests/support/lattice_fixtures.py``) are enumerated one by one:
-:func:`smtlib.lattice.problem.path_lines` must write each path's n-best line as ``format_kbest_line``
+:func:`smtlib.lattice.problem.path_lines` must write each path's n-best line as ``format_line``
 does from its summed features, :func:`smtlib.lattice.envelope.upper_envelope` must be the maximum of
 the enumerated paths' lines, and :func:`smtlib.lattice.stats.path_stats` must be
 :func:`smtlib.bleu.stats.compute_stats` of the path's words.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from smtlib.bleu.stats import compute_stats
-from smtlib.kbest.format import format_kbest_line
+from smtlib.kbest.format import DECODED, format_line
 from smtlib.lattice.envelope import upper_envelope
 from smtlib.lattice.lattice_set import LatticeSetBuilder
 from smtlib.lattice.problem import dense_groups, path_lines
@@ -43,7 +43,7 @@ def test_path_lines_equal_the_per_path_features_and_words(sparse):
     for s, edges in paths:
         h = ls.path_features(edges)
         sp = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
-        line = format_kbest_line(s, " ".join(ls.path_words(edges)), h[:d], sp, float(h @ weights), groups)
+        line = format_line(s, " ".join(ls.path_words(edges)), groups, h[:d], sp.items(), float(h @ weights), DECODED)
         expected.append((s, line))
     assert path_lines(ls, paths, weights) == expected
     assert path_lines(ls, paths, weights, chunk=3) == expected
