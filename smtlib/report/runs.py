@@ -40,16 +40,15 @@ def read_bleu(path: str | os.PathLike) -> dict:
 def read_score(path: str | os.PathLike) -> tuple[str, dict]:
     """A ``smtlib bleu`` or ``smtlib score`` JSON result as (metric name of
     :data:`smtlib.bleu.metrics.METRICS`, the result), checked; the metric is told by the result's
-    ``name`` (sacrebleu's: ``BLEU``, ``chrF2``, ``chrF2++``, ``TER``)."""
-    from smtlib.bleu.metrics import METRICS
+    ``name`` (sacrebleu's: ``BLEU``, ``chrF2``, ``chrF2++``, ``TER``; chrF's with another beta too)."""
+    from smtlib.bleu.metrics import METRICS, metric_of_label
 
     data = read_json(path, "score")
-    names = {cls.label: name for name, cls in METRICS.items()}
     label = data.get("name") if isinstance(data, dict) else None
-    if label not in names:
+    metric = metric_of_label(label) if isinstance(label, str) else None
+    if metric is None:
         raise InputError(f"not a result of smtlib bleu or smtlib score (name {label!r}, expected one of "
-                         f"{', '.join(names)})", path)
-    metric = names[label]
+                         f"{', '.join(cls.label for cls in METRICS.values())})", path)
     if metric == "bleu":
         return metric, read_bleu(path)
     score = data.get("score")
