@@ -173,7 +173,22 @@ def test_other_metrics_in_summaries_companion_and_matrix(tmp_path, cli):
     md = (tmp_path / "t.md").read_text()
     assert "| method | feature set | BLEU | chrF2 | TER |" in md and "| kb-mira | small | 30.50 | 51.50 | 100.00 |" in md
     assert "chrF2:\n\n    chrF2-sig\n" in md and "TER:\n\n    TER-sig\n" in md
-    assert (tmp_path / "t.tsv").read_text().splitlines()[1] == "kb-mira\t21.00\t30.50\t0.71"  # BLEU, as ever
+    # the table: BLEU's columns, as ever, then each other evaluation metric's Test
+    header, row = (tmp_path / "t.tsv").read_text().splitlines()
+    assert header.split("\t") == ["method", "Small Tune", "Small Test", "Small SD", "Small chrF2", "Small TER"]
+    assert row == "kb-mira\t21.00\t30.50\t0.71\t51.50\t100.00"
+    assert "| method | Small Tune | Small Test | Small SD | Small chrF2 | Small TER |" in md
+    from smtlib.report.paper import read_our_table
+
+    assert read_our_table(tmp_path / "t.tsv")[("kb-mira", "small")].test == 30.5  # `report paper` reads it as before
+    bleu_runs = [path for tuned, path in runs if tuned == "bleu"]
+    without = tmp_path / "without_chrf.json"
+    summary = json.loads(bleu_runs[1].read_text())
+    del summary["metrics"]["chrf"]
+    without.write_text(json.dumps(summary))
+    r = cli("report", "table", "--summaries", bleu_runs[0], without, "--methods", "kbmira", "--feature-sets", "small",
+            "--out", tmp_path / "u.tsv", "--companion", tmp_path / "u.md")
+    assert r.returncode == 2 and "a run without chrf test scores" in r.stderr and not (tmp_path / "u.tsv").exists()
     r = cli("report", "metric-matrix", "--run", *[f"{tuned}={path}" for tuned, path in runs],
             "--out", tmp_path / "m.tsv")
     assert r.returncode == 0, r.stderr
