@@ -315,6 +315,27 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     assert "bleu=results/tune/fr-en/medium/mert/default/s0/summary.json" in matrix
 
 
+def test_metric_matrix_config_plans_issue_25s_matrix(tmp_path, data_dir):
+    """config/metric_matrix.yaml (issue 25's matrix, fr-en Medium, kb-mert and kb-mira x BLEU, chrF,
+    TER, full dev set, Table 4's 15 iterations and k=100): its plan, and Table 4's commands for its
+    system and BLEU runs (the same files, reused where Table 4 ran)."""
+    r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv",
+                  configfile=REPO / "config/metric_matrix.yaml", data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    counts = job_counts(out)
+    assert counts["select_best"] == 2 and counts["select_best_metric"] == 4  # 2 methods x 3 metrics
+    assert counts["decode_dev"] == 6 * 15 and counts["tune"] == 6 * 14 and counts["tune_first"] == 6
+    assert counts["score_dev"] == 4 * 15 and counts["score_first_dev"] == 2  # chrF, TER of the shared decode
+    assert counts["score_test"] == 6 * 2 * 2 and counts["data_subsample"] == 1
+    assert counts["total"] == 306
+    assert "--k 100 " in out and "--sparse" in out  # fr-en's phrase table as Table 4 builds it (Big's field)
+    matrix = next(line for line in out.splitlines() if "smtlib report metric-matrix" in line)
+    for method in ("mert", "kbmira"):
+        for metric, setting in (("bleu", "default"), ("chrf", "default@chrf"), ("ter", "default@ter")):
+            assert f"{metric}=results/tune/fr-en/medium/{method}/{setting}/s0/summary.json" in matrix
+
+
 def test_config_rejects_a_metric_a_method_cannot_take(tmp_path):
     """Before any job: a table method that tunes toward BLEU only (lb-mira, from the tuner registry),
     an unknown metric (from smtlib.bleu.metrics) and evaluation metrics without BLEU."""
