@@ -21,6 +21,9 @@
 # select_best, its command unchanged.
 
 
+include: "tune_metric.smk"
+
+
 rule decode_first:
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
@@ -194,33 +197,7 @@ rule select_best:
         "--out-curve {output.curve} --meta {params.meta} > {log} 2>&1"
 
 
-# ---------------------------------------------------------------- runs tuned toward another metric
-# (a {setting} ending in @METRIC: their kept weights are those best in METRIC on dev)
-_METRIC_RUN = (
-    f"(?:{HYPER_SETTING}){re.escape(METRIC_MARK)}(?:{'|'.join(_OTHER_METRICS)})"
-    if _OTHER_METRICS
-    else "(?!)"
-)
-
-
-def run_tuning_metric(wildcards):
-    """The metric (or mixture) the run tunes toward, from its {setting} (`smtlib report best --metric`)."""
-    return setting_parts(wildcards.setting)[1]
-
-
-def dev_metric_scores(wildcards):
-    """The dev scores of weights 0..N in each metric of the run's tuning metric besides BLEU (BLEU's
-    are dev_bleus), next to those BLEU files: each metric's, in iteration order."""
-    names = [
-        n for n in parse_mixture(run_tuning_metric(wildcards)).names if n != "bleu"
-    ]
-    return [
-        dev_bleu(wildcards, i).replace("/dev.bleu.json", f"/dev.{name}.json")
-        for name in names
-        for i in range(1, ITERATIONS + 2)
-    ]
-
-
+# runs tuned toward another metric (helpers: rules/tune_metric.smk)
 rule score_first_dev:
     input:
         best=rules.first_sample.output.best,
@@ -245,7 +222,7 @@ rule score_dev:
     output:
         run_path("it{it}/dev.{evalmetric}.json"),
     wildcard_constraints:
-        setting=_METRIC_RUN,
+        setting=METRIC_RUN_SETTING,
     params:
         bleu=bleu_options(),
     conda:
@@ -266,7 +243,7 @@ rule select_best_metric:
         weights=run_path("best.weights"),
         curve=run_path("curve.tsv"),
     wildcard_constraints:
-        setting=_METRIC_RUN,
+        setting=METRIC_RUN_SETTING,
     params:
         meta=run_meta,
         metric=run_tuning_metric,
