@@ -123,8 +123,10 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
 ReturnToService=2
-# finished jobs stay visible to squeue for 5 minutes: the executor plugin polls with squeue here
-MinJobAge=300
+# finished jobs stay visible to squeue for an hour: the executor plugin polls with squeue here (no
+# accounting), and the test reads the states of its first jobs after the others' runs, which on a
+# loaded machine took over the 5 minutes a shorter age gave them (a KeyError on the first job's id)
+MinJobAge=3600
 # a job over its time limit is killed within seconds
 KillWait=5
 AccountingStorageType=accounting_storage/none

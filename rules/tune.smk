@@ -14,8 +14,14 @@
 # A run whose {setting} ends in @METRIC (tuning.metric, see run_setting) tunes toward that metric:
 # the tuning steps' `params.bleu` (scoring_options) adds `--metric METRIC` to `smtlib kbest add`
 # (the pool keeps that metric's statistics; iteration 1's shared pool has BLEU's only, and the tuner
-# computes the metric's for it) and to `smtlib tune`. The dev scores that pick the kept weights
-# stay BLEU's. (The parameter keeps its name so that BLEU's runs keep their recorded commands.)
+# computes the metric's for it) and to `smtlib tune`. (The parameter keeps its name so that BLEU's
+# runs keep their recorded commands.) Such a run keeps the weights with the best dev score in its
+# tuning metric (the lowest TER for TER): score_first_dev and score_dev score each iteration's dev
+# 1-best with each of its metrics besides BLEU, and select_best_metric picks by them; BLEU's runs keep
+# select_best, its command unchanged.
+
+
+include: "tune_metric.smk"
 
 
 rule decode_first:
@@ -178,6 +184,8 @@ rule select_best:
     output:
         weights=run_path("best.weights"),
         curve=run_path("curve.tsv"),
+    wildcard_constraints:
+        setting=HYPER_SETTING,
     params:
         meta=run_meta,
     conda:
@@ -187,3 +195,63 @@ rule select_best:
     shell:
         "smtlib report best --dev-bleu {input.bleus} --weights {input.weights} --out-weights {output.weights} "
         "--out-curve {output.curve} --meta {params.meta} > {log} 2>&1"
+
+
+# runs tuned toward another metric (helpers: rules/tune_metric.smk)
+rule score_first_dev:
+    input:
+        best=rules.first_sample.output.best,
+        ref=dev_ref,
+    output:
+        first_path("s{sample}/dev.{evalmetric}.json"),
+    params:
+        bleu=bleu_options(),  # --lowercase applies to chrF too; TER lowercases, as sacrebleu's
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        first_log("s{sample}/dev.{evalmetric}.log"),
+    shell:
+        "(smtlib score --metric {wildcards.evalmetric} --refs {input.ref} --hyps {input.best} {params.bleu} "
+        "> {output}.tmp && mv {output}.tmp {output}) > {log} 2>&1"
+
+
+rule score_dev:
+    input:
+        best=run_path("it{it}/dev.1best"),
+        ref=dev_ref,
+    output:
+        run_path("it{it}/dev.{evalmetric}.json"),
+    wildcard_constraints:
+        setting=METRIC_RUN_SETTING,
+    params:
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        run_log("it{it}/dev.{evalmetric}.log"),
+    shell:
+        "(smtlib score --metric {wildcards.evalmetric} --refs {input.ref} --hyps {input.best} {params.bleu} "
+        "> {output}.tmp && mv {output}.tmp {output}) > {log} 2>&1"
+
+
+rule select_best_metric:
+    input:
+        bleus=dev_bleus,
+        scores=dev_metric_scores,
+        weights=loop_weights,
+    output:
+        weights=run_path("best.weights"),
+        curve=run_path("curve.tsv"),
+    wildcard_constraints:
+        setting=METRIC_RUN_SETTING,
+    params:
+        meta=run_meta,
+        metric=run_tuning_metric,
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        run_log("select_best.log"),
+    shell:
+        "smtlib report best --dev-bleu {input.bleus} --metric {params.metric} --dev-score {input.scores} "
+        "--weights {input.weights} --out-weights {output.weights} --out-curve {output.curve} --meta {params.meta} "
+        "> {log} 2>&1"

@@ -223,3 +223,36 @@ def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
     """Corpus chrF (0-1) of aligned hypotheses and reference sets, equal to sacrebleu's ``corpus_score`` / 100."""
     stats = compute_chrf_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
     return chrf_from_stats(stats, settings.beta)
+
+
+def chrf_and_gradient(stats_sum: np.ndarray, beta: float = 2.0) -> tuple[float, np.ndarray]:
+    """chrF (0-1) of a (possibly fractional, expected) statistics sum and its gradient, for
+    expected-metric training (:mod:`smtlib.tuners.xbleu`).
+
+    With E the orders whose hypothesis and reference counts are positive (the others do not count,
+    as in :func:`chrf_from_rows`; they are constant where they are 0), P = 1/|E| sum_k m_k / h_k and
+    R = 1/|E| sum_k m_k / r_k, F = (1 + β²) P R / (β² P + R) has ∂F/∂P = (1 + β²) R² / D² and
+    ∂F/∂R = (1 + β²) β² P² / D² with D = β² P + R; then ∂P/∂m_k = 1 / (|E| h_k),
+    ∂P/∂h_k = -m_k / (|E| h_k²), and alike for R with r_k.
+    """
+    stats_sum = np.asarray(stats_sum, dtype=np.float64)
+    hyp, ref, match = stats_sum[0::3], stats_sum[1::3], stats_sum[2::3]
+    used = (hyp > 0) & (ref > 0)
+    grad = np.zeros_like(stats_sum)
+    n = int(used.sum())
+    if n == 0:
+        return 0.0, grad
+    precision = float(np.sum(match[used] / hyp[used])) / n
+    recall = float(np.sum(match[used] / ref[used])) / n
+    factor = beta * beta
+    denominator = factor * precision + recall
+    if denominator <= 0:
+        return 0.0, grad
+    value = (1 + factor) * precision * recall / denominator
+    d_precision = (1 + factor) * recall * recall / (denominator * denominator)
+    d_recall = (1 + factor) * factor * precision * precision / (denominator * denominator)
+    k = np.flatnonzero(used)
+    grad[3 * k] = -d_precision * match[k] / (n * hyp[k] ** 2)
+    grad[3 * k + 1] = -d_recall * match[k] / (n * ref[k] ** 2)
+    grad[3 * k + 2] = d_precision / (n * hyp[k]) + d_recall / (n * ref[k])
+    return value, grad

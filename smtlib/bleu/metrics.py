@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -98,6 +99,12 @@ class Metric(abc.ABC):
         """The compiled score's parameter (chrF's beta; 0 otherwise)."""
         return 0.0
 
+    @property
+    def score_name(self) -> str:
+        """sacrebleu's name of this score with these settings (:attr:`label` but for chrF's beta and
+        word order: ``chrF3``, ``chrF2+``), as ``smtlib score`` writes it."""
+        return self.label
+
     def _summed(self, stats: np.ndarray) -> np.ndarray:
         stats = np.asarray(stats, dtype=np.float64)
         if stats.shape[-1] != self.width:
@@ -159,6 +166,10 @@ class Chrf(Metric):
     def param(self) -> float:
         return float(self.settings.beta)
 
+    @property
+    def score_name(self) -> str:
+        return self.settings.name
+
     def stats(self, hypotheses, sentence_ids, references) -> np.ndarray:
         return compute_chrf_stats(hypotheses, sentence_ids, references, self.settings)
 
@@ -218,11 +229,18 @@ METRICS: dict[str, type[Metric]] = {cls.name: cls for cls in (Bleu, Chrf, ChrfPl
 
 @dataclasses.dataclass(frozen=True)
 class MetricOptions:
-    """Every setting a command can give the metrics (each metric takes its own)."""
+    """Every setting a command can give the metrics (each metric takes its own).
+
+    ``chrf_char_order`` and ``chrf_beta`` apply to chrF and chrF++; ``chrf_word_order`` to chrF (None:
+    each name's own, 0 for ``chrf`` and 2 for ``chrf++``, which is chrF with word order 2).
+    """
 
     bleu: BleuSettings = BleuSettings()
     lowercase: bool = False
     ter: TerSettings = TerSettings()
+    chrf_char_order: int = ChrfSettings.char_order
+    chrf_word_order: int | None = None
+    chrf_beta: int = ChrfSettings.beta
 
 
 def get_metric(name: str, options: MetricOptions = MetricOptions()) -> Metric:
@@ -232,8 +250,24 @@ def get_metric(name: str, options: MetricOptions = MetricOptions()) -> Metric:
     if name == "bleu":
         return Bleu(options.bleu)
     if name in ("chrf", "chrf++"):
-        return METRICS[name](dataclasses.replace(METRICS[name]().settings, lowercase=options.lowercase))
+        own = METRICS[name]().settings.word_order
+        if name == "chrf++" and options.chrf_word_order not in (None, own):
+            raise InputError(f"chrf++ is chrF with word order {own}; for word order {options.chrf_word_order} "
+                             "use chrf with that word order")
+        word_order = own if options.chrf_word_order is None else options.chrf_word_order
+        return METRICS[name](ChrfSettings(char_order=options.chrf_char_order, word_order=word_order,
+                                          beta=options.chrf_beta, lowercase=options.lowercase))
     return Ter(options.ter)
+
+
+def metric_of_label(label: str) -> str | None:
+    """The :data:`METRICS` name of a score named ``label`` by sacrebleu (``BLEU``, ``chrF2``, ``chrF3++``,
+    ``TER``), None for an unknown label. chrF's label carries its beta (and a ``+`` per word order):
+    a chrF label without ``+`` is ``chrf``, any other ``chrf++`` (the name of chrF with word n-grams)."""
+    match = re.fullmatch(r"chrF(\d+)(\+*)", label)
+    if match:
+        return "chrf++" if match.group(2) else "chrf"
+    return next((name for name, cls in METRICS.items() if cls.label == label), None)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -148,3 +148,17 @@ def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                settings: TerSettings = TerSettings()) -> float:
     """Corpus TER (0-1) of aligned hypotheses and reference sets, equal to sacrebleu's ``corpus_score`` / 100."""
     return ter_from_stats(compute_ter_stats(hypotheses, np.arange(len(hypotheses)), references, settings))
+
+
+def ter_and_gradient(stats_sum: np.ndarray) -> tuple[float, np.ndarray]:
+    """TER (0-1) of a (possibly fractional, expected) ``[edits, reference length]`` sum and its
+    gradient, for expected-metric training (:mod:`smtlib.tuners.xbleu`): edits / length, whose
+    derivatives are 1 / length and -edits / length²; a sum without reference words scores as
+    :func:`ter_from_rows` does, with a zero gradient (it does not vary there)."""
+    edits, ref_len = float(stats_sum[EDITS]), float(stats_sum[REF_LEN])
+    grad = np.zeros(STATS_WIDTH)
+    if ref_len <= 0:
+        return (1.0 if edits > 0 else 0.0), grad
+    grad[EDITS] = 1.0 / ref_len
+    grad[REF_LEN] = -edits / (ref_len * ref_len)
+    return edits / ref_len, grad

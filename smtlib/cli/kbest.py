@@ -40,7 +40,7 @@ from smtlib.cli.common import (
     pool_references,
     pool_references_function,
 )
-from smtlib.cli.score import add_ter_options, metric_options
+from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
                        help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
     add_bleu_options(stats)
-    add_ter_options(stats)
+    add_metric_settings(stats)
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
     add.add_argument("--pool", help="the pool to extend (absent: start an empty one)")
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "the same METRIC as smtlib tune's is accepted (bleu, a mixture such as bleu:0.5,ter:-0.5: "
                           "its metrics are kept); a pool keeps those it has")
     add_bleu_options(add)
-    add_ter_options(add)
+    add_metric_settings(add)
     cut = sub.add_parser("slice", help="keep the sentences listed in an ids file, renumbered from 0")
     cut.add_argument("--ids", required=True, help="0-based sentence ids to keep, one per line, in output order")
     cut.add_argument("--kbest", nargs=2, metavar=("IN", "OUT"), help="a k-best list")

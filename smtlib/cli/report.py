@@ -1,6 +1,7 @@
 """Tables, companions and figures of the workflow, in the layout of Cherry & Foster (2012).
 
     smtlib report best --dev-bleu B0 .. BN --weights W0 .. WN --out-weights W --out-curve C [--meta k=v ..]
+                       [--metric METRIC --dev-score S0 .. SN ..]
     smtlib report summary --curve C --test NAME=BLEU.json [NAME=SCORE.json ..] .. --out S.json
     smtlib report table --summaries S .. --methods M .. --feature-sets F .. --out T.tsv --companion T.md
                         [--not-applicable METHOD:FS ..] [--settings JSON] [--title TEXT]
@@ -15,7 +16,8 @@
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
 achieve the best development BLEU score"; ties go to the earliest iteration) and writes the learning
-curve. ``summary`` gathers one run's tune and test scores (BLEU, and any other metric's ``smtlib score``
+curve; a run tuned toward another metric (``--metric``, with that metric's dev scores) keeps the
+weights best in it, the lowest TER for TER, and its curve has those scores too. ``summary`` gathers one run's tune and test scores (BLEU, and any other metric's ``smtlib score``
 results of its test sets). ``table`` averages runs as §5 does: Tune
 and Test averaged over the dev sub-samples (Test also over the test sets), SD = the sample standard
 deviation (n-1) across sub-samples of the per-run test average; ``n/a`` where a method does not apply,
@@ -66,19 +68,27 @@ def _pairs(items: list[str] | None, sep: str, option: str, form: str) -> list[tu
 
 
 def cmd_best(args: argparse.Namespace) -> int:
-    from smtlib.report.runs import best_iteration, best_weights_header, format_curve, read_bleu
+    from smtlib.report.runs import best_iteration, best_weights_header, format_curve, read_bleu, read_score, tuning_scores
 
     if len(args.dev_bleu) != len(args.weights):
         raise InputError(f"{len(args.dev_bleu)} dev BLEU files for {len(args.weights)} weight files "
                          "(give the BLEU of decoding with weights 0..N, in order)")
+    if args.dev_score and args.metric == "bleu":
+        raise InputError("--dev-score needs --metric, the tuning metric the scores are of")
     results = [read_bleu(p) for p in args.dev_bleu]
-    best = best_iteration([r["score"] for r in results])
+    tuning = None
+    if args.metric != "bleu":
+        tuning = tuning_scores(args.metric, results, [read_score(p) for p in args.dev_score or []])
+        best = best_iteration(list(tuning.values), tuning.higher_is_better)
+    else:
+        best = best_iteration([r["score"] for r in results])
     meta = dict(_pairs(args.meta, "=", "--meta", "key=value"))
     with open_text(args.weights[best], what="weights") as src, atomic_output(args.out_weights) as out:
-        out.write(best_weights_header(results, best))
+        out.write(best_weights_header(results, best, tuning))
         out.write(src.read())
-    _write_text(args.out_curve, format_curve(results, best, meta))
-    print(f"best dev BLEU {results[best]['score']:.2f} at iteration {best}", file=sys.stderr)
+    _write_text(args.out_curve, format_curve(results, best, meta, tuning))
+    kept = "" if tuning is None else f"best dev {tuning.metric} {tuning.values[best]:.2f} ({tuning.better} is better), "
+    print(f"{kept}best dev BLEU {results[best]['score']:.2f} at iteration {best}", file=sys.stderr)
     return 0
 
 
@@ -274,8 +284,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
 
-    p = sub.add_parser("best", help="keep the weights with the best dev BLEU; write the learning curve")
+    p = sub.add_parser("best", help="keep the weights with the best dev score (BLEU, or --metric); write the "
+                                    "learning curve")
     p.add_argument("--dev-bleu", nargs="+", required=True, help="smtlib bleu JSON of decoding with weights 0..N")
+    p.add_argument("--metric", default="bleu", metavar="METRIC",
+                   help="the run's tuning metric (smtlib tune --metric: a name or a mixture); the weights with its best "
+                        "dev score are kept, the lowest for TER (default: bleu)")
+    p.add_argument("--dev-score", nargs="*", metavar="SCORE",
+                   help="with --metric: smtlib score JSON of the same decodes in each metric of it besides BLEU, each "
+                        "metric's in the order 0..N (the metric is told by the file)")
     p.add_argument("--weights", nargs="+", required=True, help="weights 0..N (0 = initial)")
     p.add_argument("--out-weights", required=True)
     p.add_argument("--out-curve", required=True, help="learning curve TSV")

@@ -28,7 +28,7 @@ from smtlib.cli.common import (
     one_best_lines,
     pool_references,
 )
-from smtlib.cli.score import add_ter_options, metric_options
+from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import read_pool
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
                         help="with --refs, also print these metrics' corpus scores (chrf, chrf++, ter)")
     add_bleu_options(parser)
-    add_ter_options(parser)
+    add_metric_settings(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,5 +71,5 @@ def run(args: argparse.Namespace) -> int:
         for name in args.metric:
             metric = get_metric(name, metric_options(args))
             value = metric.corpus(metric.stats(lines, ids, references))
-            print(f"{metric.label} = {100 * value:.4f} ({metric.signature(len(references))})", file=sys.stderr)
+            print(f"{metric.score_name} = {100 * value:.4f} ({metric.signature(len(references))})", file=sys.stderr)
     return 0

@@ -10,13 +10,18 @@ by tabs, and the signatures on stderr. BLEU's sentence score is sacrebleu's ``se
 (``exp`` smoothing, effective order); ``smtlib bleu --sentence`` has the other variants.
 
 Options are sacrebleu's: ``--tokenize``/``--ref-length`` apply to BLEU, ``--lowercase`` to BLEU and
-chrF; TER lowercases unless ``--ter-case-sensitive``, as sacrebleu's TER does.
+chrF; ``--chrf-char-order``, ``--chrf-word-order`` and ``--chrf-beta`` to chrF (6, 0 and 2 by
+default; ``chrf++`` is chrF with word order 2): the score's name carries beta and the word order
+(``chrF3``, ``chrF2+``), the signature the orders (``nc:4|nw:1``), as sacrebleu writes them; TER
+lowercases unless ``--ter-case-sensitive``, as sacrebleu's TER does. ``smtlib tune``, ``smtlib kbest``
+and ``smtlib rerank`` take the same chrF and TER options with their ``--metric``.
 
 Examples::
 
     smtlib score --metric chrf --refs ref.en --hyps out.en
     smtlib score --metric bleu chrf++ ter --refs ref1.en ref2.en --hyps out.en --score-only
     smtlib score --metric ter --refs ref.en --hyps out.en --sentence
+    smtlib score --metric chrf --chrf-char-order 4 --chrf-word-order 1 --chrf-beta 3 --refs ref.en --hyps out.en
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import numpy as np
 
 from smtlib.bleu.metrics import METRICS, MetricOptions, get_metric
 from smtlib.bleu.references import read_references
+from smtlib.bleu.chrf import ChrfSettings
 from smtlib.bleu.ter import TerSettings
 from smtlib.cli.common import add_bleu_options, bleu_settings
 from smtlib.errors import InputError
@@ -42,12 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hyps", "-i", default="-", help="hypothesis file, one segment per line (default: stdin)")
     parser.add_argument("--score-only", "-b", action="store_true", help="print only the scores, one per line")
     parser.add_argument("--sentence", action="store_true", help="one line of sentence scores per hypothesis")
-    add_ter_options(parser)
+    add_metric_settings(parser)
     add_bleu_options(parser)
 
 
-def add_ter_options(parser: argparse.ArgumentParser) -> None:
-    """sacrebleu's TER options (``--ter-case-sensitive`` ...), defaults from :class:`TerSettings`."""
+def add_metric_settings(parser: argparse.ArgumentParser) -> None:
+    """sacrebleu's chrF and TER options (``--chrf-beta``, ``--ter-case-sensitive`` ...), with the
+    defaults of :class:`ChrfSettings` and :class:`TerSettings` (sacrebleu's)."""
+    chrf = ChrfSettings()
+    group = parser.add_argument_group("chrF and chrF++ (sacrebleu's options)")
+    group.add_argument("--chrf-char-order", "-cc", type=int, default=chrf.char_order, metavar="N",
+                       help=f"character n-gram order (default: {chrf.char_order})")
+    group.add_argument("--chrf-word-order", "-cw", type=int, metavar="N",
+                       help="word n-gram order of chrf (default: 0; chrf++ is chrf with 2)")
+    group.add_argument("--chrf-beta", type=int, default=chrf.beta, metavar="B",
+                       help=f"weight of recall against precision (default: {chrf.beta})")
     group = parser.add_argument_group("TER (sacrebleu's options)")
     group.add_argument("--ter-case-sensitive", action="store_true", help="keep case (default: lowercase)")
     group.add_argument("--ter-normalized", action="store_true", help="tercom's normalisation of punctuation")
@@ -59,7 +74,8 @@ def metric_options(args: argparse.Namespace) -> MetricOptions:
     """The metrics' settings from the command's options."""
     ter = TerSettings(case_sensitive=args.ter_case_sensitive, normalized=args.ter_normalized,
                       no_punct=args.ter_no_punct, asian_support=args.ter_asian_support)
-    return MetricOptions(bleu=bleu_settings(args), lowercase=args.lowercase, ter=ter)
+    return MetricOptions(bleu=bleu_settings(args), lowercase=args.lowercase, ter=ter, chrf_char_order=args.chrf_char_order,
+                         chrf_word_order=args.chrf_word_order, chrf_beta=args.chrf_beta)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,14 +99,14 @@ def run(args: argparse.Namespace) -> int:
         for row in zip(*columns, strict=True):
             out.write("\t".join(f"{100 * v:.6f}" for v in row) + "\n")
         for m in metrics:
-            print(f"{m.label}: {m.signature(n_refs, sentence=True)}", file=sys.stderr)
+            print(f"{m.score_name}: {m.signature(n_refs, sentence=True)}", file=sys.stderr)
         return 0
     scores = [m.corpus(s) for m, s in zip(metrics, stats, strict=True)]
     if args.score_only:
         for value in scores:
             print(f"{100 * value:.4f}")
         return 0
-    objects = [{"name": m.label, "score": round(100 * v, 10), "signature": m.signature(n_refs)}
+    objects = [{"name": m.score_name, "score": round(100 * v, 10), "signature": m.signature(n_refs)}
                for m, v in zip(metrics, scores, strict=True)]
     print(json.dumps(objects[0] if len(objects) == 1 else objects, indent=1))
     return 0

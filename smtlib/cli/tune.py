@@ -22,7 +22,7 @@ import argparse
 import importlib
 
 from smtlib.cli.common import add_bleu_options, add_refs_prefix_option, parse_assignments
-from smtlib.cli.score import add_ter_options, metric_options
+from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
 from smtlib.tuners.registry import INPUT_KINDS, check_metric, get_tuner_class, input_kind, list_tuners, metrics, summary
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "mixture NAME:WEIGHT,... such as bleu:0.5,ter:-0.5 (Moses's interpolated scorer; TER "
                              "takes a negative weight); smtlib tune --list shows which methods take which")
     add_bleu_options(parser)
-    add_ter_options(parser)
+    add_metric_settings(parser)
 
 
 def _add_every_kind(parser: argparse.ArgumentParser) -> None:

@@ -120,5 +120,5 @@ def _metric_report(mixture, pool: KBestPool, init, weights, references, info: di
     for metric, _ in mixture.parts:
         before, after = (100 * metric.corpus(metric.stats(t, ids, references)) for t in texts)
         info[f"pool_{metric.name}_init"], info[f"pool_{metric.name}_out"] = before, after
-        parts.append(f" pool {metric.label} {before:.2f} -> {after:.2f} ({metric.signature(len(references))})")
+        parts.append(f" pool {metric.score_name} {before:.2f} -> {after:.2f} ({metric.signature(len(references))})")
     return ";".join(parts)

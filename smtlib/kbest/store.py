@@ -307,13 +307,17 @@ class StoredPool:
         )
         pool.duplicates_dropped = self.duplicates_dropped  # type: ignore[attr-defined]
         for metric in self.metrics:
-            pool.other_stats[metric] = a[metric_array(metric)]
+            pool.other_stats[metric] = a[metric_array(metric, self.metrics)]
         return pool
 
 
-def metric_array(metric) -> str:
-    """The array name of a metric's statistics in a stored pool (``stats:ter``)."""
-    return f"stats:{metric.name}"
+def metric_array(metric, kept: Sequence) -> str:
+    """The array name of a metric's statistics in a stored pool keeping ``kept`` (the header's order):
+    ``stats:ter``; a later metric of the same name with other settings (chrF of another order, say)
+    ``stats:chrf#2``, so that two of them never share an array."""
+    same = [m for m in kept if m.name == metric.name]
+    k = same.index(metric) + 1
+    return f"stats:{metric.name}" if k == 1 else f"stats:{metric.name}#{k}"
 
 
 def _metric_from_header(entry: dict, path):
@@ -345,7 +349,7 @@ def write_stored(stored: StoredPool, path: str | os.PathLike) -> None:
     header = stored.header()
     arrays = {}
     specs = {}
-    names = {**_ARRAYS, **{metric_array(m): "<f8" for m in stored.metrics}}
+    names = {**_ARRAYS, **{metric_array(m, stored.metrics): "<f8" for m in stored.metrics}}
     for name, dtype in names.items():
         arr = np.ascontiguousarray(stored.arrays[name], dtype=np.dtype(dtype))
         arrays[name] = arr
@@ -403,7 +407,7 @@ def read_stored(path: str | os.PathLike) -> StoredPool:
             raise InputError(f"pool format {header.get('format')!r} / {header.get('row_hash')!r}, expected {FORMAT!r}", path)
         arrays = {}
         metrics = tuple(_metric_from_header(entry, path) for entry in header.get("metrics", []))
-        for name in [*_ARRAYS, *(metric_array(m) for m in metrics)]:
+        for name in [*_ARRAYS, *(metric_array(m, metrics) for m in metrics)]:
             if name not in header["arrays"]:
                 raise InputError(f"pool header lists no array {name!r}", path)
             spec = header["arrays"][name]
@@ -510,10 +514,11 @@ def with_metrics(stored: StoredPool, metrics: Sequence, references) -> StoredPoo
     texts = PackedTexts(stored.arrays["text_bytes"], stored.arrays["text_offsets"]).tolist()
     sentence = np.repeat(np.arange(stored.n_sentences, dtype=np.int64), np.diff(stored.arrays["offsets"]))
     arrays = dict(stored.arrays)
+    kept = stored.metrics + tuple(missing)
     for metric in missing:
-        arrays[metric_array(metric)] = (metric.stats(texts, sentence, references) if texts
-                                        else np.zeros((0, metric.width)))
-    return dataclasses.replace(stored, arrays=arrays, metrics=stored.metrics + tuple(missing))
+        arrays[metric_array(metric, kept)] = (metric.stats(texts, sentence, references) if texts
+                                              else np.zeros((0, metric.width)))
+    return dataclasses.replace(stored, arrays=arrays, metrics=kept)
 
 
 def _empty(n_sentences: int, settings: BleuSettings, fingerprint: dict, metrics: Sequence = ()) -> StoredPool:
@@ -522,7 +527,7 @@ def _empty(n_sentences: int, settings: BleuSettings, fingerprint: dict, metrics:
                   sparse_indptr=np.zeros(1, dtype=np.int64), text_offsets=np.zeros(1, dtype=np.int64),
                   extra_offsets=np.zeros(1, dtype=np.int64), stats=np.zeros((0, STATS_WIDTH)))
     for metric in metrics:
-        arrays[metric_array(metric)] = np.zeros((0, metric.width))
+        arrays[metric_array(metric, metrics)] = np.zeros((0, metric.width))
     return StoredPool((), [], [], settings, fingerprint, arrays, metrics=tuple(metrics))
 
 
@@ -617,7 +622,7 @@ def merge(prev: StoredPool | None, new: KBestPool, references, settings: BleuSet
     a["totals"] = _interleave(p["totals"], p["offsets"], new.totals[keep], new_offsets)
     a["stats"] = _interleave(p["stats"].reshape(-1, STATS_WIDTH), p["offsets"], stats, new_offsets)
     for metric in prev.metrics:
-        name = metric_array(metric)
+        name = metric_array(metric, prev.metrics)
         rows = metric.stats(texts_kept, sentence[keep], references) if len(keep) else np.zeros((0, metric.width))
         a[name] = _interleave(p[name].reshape(-1, metric.width), p["offsets"], rows, new_offsets)
     a["extra_present"] = _interleave(p["extra_present"], p["offsets"], extra_present[keep], new_offsets)

@@ -8,8 +8,10 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 - ``runs/<fs>/<method>/<setting>/s<sample>.json`` for every *finished* run (its ``summary.json``
   exists): best iteration, dev BLEU per iteration (the learning curve), test BLEU per test set, the
   kept weights;
-- ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours and the largest peak memory
-  (the rules' ``benchmark:`` files, Snakemake's ``cpu_time``, ``s`` and ``max_rss``);
+- ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours, the largest peak memory, and
+  the largest wall and CPU seconds of one job (the rules' ``benchmark:`` files, Snakemake's
+  ``cpu_time``, ``s`` and ``max_rss``). A job's wall time stretches with the machine's load; its CPU
+  time does not, so ``max_cpu_s`` is what a cluster's time limit is sized from (profiles/slurm);
 - the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
   ``_findings.md``, the extended table) and the figures of the pair;
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
@@ -92,7 +94,7 @@ def rule_costs(workdir: str | os.PathLike, pair: str) -> list[dict]:
     """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs."""
     root = pathlib.Path(workdir) / "results" / "benchmarks"
     totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
-                                                   "max_wall_s": 0.0})
+                                                   "max_wall_s": 0.0, "max_cpu_s": 0.0})
     for sub in ("systems", "tune"):
         base = root / sub / pair
         if not base.is_dir():
@@ -108,19 +110,21 @@ def rule_costs(workdir: str | os.PathLike, pair: str) -> list[dict]:
             t["wall_h"] += b["s"] / 3600
             t["max_rss_mb"] = max(t["max_rss_mb"], b["max_rss"])
             t["max_wall_s"] = max(t["max_wall_s"], b["s"])
+            t["max_cpu_s"] = max(t["max_cpu_s"], b["cpu_time"])
     return [{"rule": rule, **values} for rule, values in sorted(totals.items())]
 
 
 def format_costs(costs: list[dict]) -> str:
-    lines = ["rule\tjobs\tcpu_hours\twall_hours\tmax_rss_mb\tmax_wall_s\n"]
+    lines = ["rule\tjobs\tcpu_hours\twall_hours\tmax_rss_mb\tmax_wall_s\tmax_cpu_s\n"]
     for c in costs:
         lines.append(f"{c['rule']}\t{c['jobs']}\t{c['cpu_h']:.3f}\t{c['wall_h']:.3f}\t{c['max_rss_mb']:.0f}\t"
-                     f"{c['max_wall_s']:.0f}\n")
+                     f"{c['max_wall_s']:.0f}\t{c['max_cpu_s']:.0f}\n")
     total_cpu = sum(c["cpu_h"] for c in costs)
     total_wall = sum(c["wall_h"] for c in costs)
     lines.append(f"total\t{sum(c['jobs'] for c in costs)}\t{total_cpu:.3f}\t{total_wall:.3f}\t"
                  f"{max((c['max_rss_mb'] for c in costs), default=0):.0f}\t"
-                 f"{max((c['max_wall_s'] for c in costs), default=0):.0f}\n")
+                 f"{max((c['max_wall_s'] for c in costs), default=0):.0f}\t"
+                 f"{max((c['max_cpu_s'] for c in costs), default=0):.0f}\n")
     return "".join(lines)
 
 

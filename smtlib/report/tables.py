@@ -8,7 +8,8 @@ paper does (rows = methods, columns = feature set x (Tune, Test, SD); ``n/a`` wh
 not apply, ``-`` where SD is undefined because there is one run only) and :func:`companion` writes
 the Markdown next to the table: the table again, Test per test set, the BLEU signature, the runs and
 the settings, and where the runs were also scored with other metrics (their summaries' ``metrics``),
-each metric's Test with its sacrebleu signature. Given the runs' test outputs, the table also marks each cell against its column's best
+each metric's Test with its sacrebleu signature; those metrics' Test are then columns of the table
+too, after each feature set's BLEU columns. Given the runs' test outputs, the table also marks each cell against its column's best
 (a ``<set> Sig`` column, :mod:`smtlib.report.significance`) and the companion gives each cell's
 p-value, s_sel and s_opt.
 """
@@ -58,11 +59,16 @@ def aggregate(runs: list[dict]) -> dict[tuple[str, str], dict]:
     cells: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         cells.setdefault((r["method"], r["fs"]), []).append(r)
+    metrics = evaluation_metrics(runs)
     out = {}
     for key, rs in cells.items():
         samples = [r["sample"] for r in rs]
         if len(set(samples)) != len(samples):
             raise InputError(f"{key[0]}/{key[1]}: sub-sample listed twice ({sorted(samples)})")
+        missing = [name for name in metrics for r in rs if name not in r.get("metrics", {})]
+        if missing:
+            raise InputError(f"{key[0]}/{key[1]}: a run without {missing[0]} test scores (every run of a table is "
+                             "scored with the same metrics)")
         tests = [r["test"] for r in rs]
         out[key] = {
             "tune": statistics.fmean(r["tune"] for r in rs),
@@ -71,7 +77,16 @@ def aggregate(runs: list[dict]) -> dict[tuple[str, str], dict]:
             "runs": len(rs),
             "best_iterations": [r["best_iteration"] for r in rs],
         }
+        if metrics:
+            out[key]["metrics"] = {name: statistics.fmean(r["metrics"][name]["test"] for r in rs) for name in metrics}
     return out
+
+
+def metric_label(name: str) -> str:
+    """sacrebleu's name of an evaluation metric's score (``chrF2``, ``TER``), a column's title."""
+    from smtlib.bleu.metrics import METRICS
+
+    return METRICS[name].label if name in METRICS else name
 
 
 def table_rows(
@@ -83,15 +98,20 @@ def table_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a table: rows = methods, columns = feature set x (Tune, Test, SD), and with
     ``marks`` ((method, feature set) -> mark, :func:`smtlib.report.significance.mark`) a fourth
-    column per feature set, ``<set> Sig``."""
+    column per feature set, ``<set> Sig``. Where the runs were also scored with other metrics (the
+    cells' ``metrics``, :func:`aggregate`), each feature set then has one column per metric, titled
+    with sacrebleu's name of its score (``<set> chrF2``, ``<set> TER``): its Test, the mean over the
+    test sets and runs; a BLEU-only table has none of them."""
     columns = ("Tune", "Test", "SD") if marks is None else ("Tune", "Test", "SD", "Sig")
-    header = ["method"] + [f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in columns]
+    metrics = list(next((c["metrics"] for c in cells.values() if "metrics" in c), {}))
+    titles = [*columns, *(metric_label(name) for name in metrics)]
+    header = ["method"] + [f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in titles]
     rows = []
     for m in methods:
         row = [paper_name(m)]
         for fs in feature_sets:
             if (m, fs) in not_applicable:
-                row += ["n/a"] * len(columns)
+                row += ["n/a"] * len(titles)
                 continue
             cell = cells.get((m, fs))
             if cell is None:
@@ -99,6 +119,7 @@ def table_rows(
             row += [f"{cell['tune']:.2f}", f"{cell['test']:.2f}", "-" if cell["sd"] is None else f"{cell['sd']:.2f}"]
             if marks is not None:
                 row.append(marks[(m, fs)])
+            row += [f"{cell['metrics'][name]:.2f}" for name in metrics]
         rows.append(row)
     return header, rows
 
@@ -138,10 +159,8 @@ def evaluation_metrics(runs: list[dict]) -> list[str]:
 def _metric_section(runs: list[dict], methods: list[str], feature_sets: list[str]) -> str:
     """Markdown: each evaluation metric's Test (mean over the test sets and runs) per cell, BLEU first,
     and each metric's sacrebleu signature."""
-    from smtlib.bleu.metrics import METRICS
-
     metrics = evaluation_metrics(runs)
-    labels = ["BLEU"] + [METRICS[m].label if m in METRICS else m for m in metrics]
+    labels = ["BLEU"] + [metric_label(m) for m in metrics]
     text = ("\n## Test score of every evaluation metric (mean over test sets and runs)\n\n"
             "| method | feature set | " + " | ".join(labels) + " |\n|---|---|" + "---|" * len(labels) + "\n")
     for m in methods:
@@ -149,10 +168,6 @@ def _metric_section(runs: list[dict], methods: list[str], feature_sets: list[str
             rs = [r for r in runs if r["method"] == m and r["fs"] == fs]
             if not rs:
                 continue
-            missing = [name for name in metrics for r in rs if name not in r.get("metrics", {})]
-            if missing:
-                raise InputError(f"{m}/{fs}: a run without {missing[0]} test scores (every run of a table is scored "
-                                 "with the same metrics)")
             means = [statistics.fmean(r["test"] for r in rs)]
             means += [statistics.fmean(r["metrics"][name]["test"] for r in rs) for name in metrics]
             text += f"| {paper_name(m)} | {fs} | " + " | ".join(f"{v:.2f}" for v in means) + " |\n"

@@ -27,6 +27,15 @@ stay at the start: 8.78 tune / 9.83 held-out BLEU), while in percent every epoch
 rises to 14.46 / 13.27 (C = 0.001). ``tests/unit/tuners/test_cmira.py`` checks these facts; see
 ``smtlib/tuners/README.md`` for the numbers on a Multi30k pool.
 
+Other metrics (``smtlib tune cmira --metric``, issue 25). Tan et al. write B for "the metric" and
+state the loss for any metric (§3.2: with a decomposable one it is the sum of structured-SVM
+hinges), so the algorithm takes one as it is: b' is the metric's sentence score (sacrebleu's
+sentence chrF, minus sentence TER; a mixture's weighted sum, its BLEU part the paper's add-one
+BLEU), ΔB the difference of the metric's exact corpus scores of the hope and fear documents
+(:mod:`smtlib.tuners.corpus_metric`), and the averaged weights are kept by their 1-best's corpus
+score in the metric; all in percent as BLEU. ``hope_bleu=incremental`` builds its documents with
+add-one corpus BLEU, a smoothing of BLEU's own, and is refused (one line, exit 2) with another metric.
+
 Speed: every epoch needs the hope, fear and averaged-weights 1-best of every sentence. With
 ``skip`` (default) a sentence is re-scored only when a bound on the change of its score
 differences since it was last scored (``2 R_s`` times the distance walked by w, resp. w̄) reaches
@@ -41,6 +50,7 @@ import numpy as np
 
 from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
 from smtlib.bleu.stats import NGRAM_ORDER
+from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, row_diff_sq, row_dot, sentence_bleu
@@ -173,7 +183,24 @@ class CorpusMira(KBestTuner):
         "skip": True,  # re-score a sentence only when its argmaxes may have changed (exact)
     }
 
+    def bleu_sentence(self, stats: np.ndarray) -> np.ndarray:
+        """The BLEU part of a mixture's b' is the paper's: add-one sentence BLEU (§3.1)."""
+        return get_variant("bleu+1").score(stats)
+
     def fit(self, pool: KBestPool, init: np.ndarray) -> TuneResult:
+        return self._fit(pool, init, None)
+
+    def fit_metric(self, pool: KBestPool, init: np.ndarray, metric) -> TuneResult:
+        """Algorithm 1 toward a metric or mixture (a :class:`~smtlib.tuners.corpus_metric.CorpusMetric`):
+        b' is its sentence score (TER's negative), ΔB the difference of its corpus scores of the hope
+        and fear documents and the averaged weights are kept by its corpus score of their 1-best."""
+        if self.params["hope_bleu"] == "incremental":
+            raise InputError(f"{self.name}: hope_bleu=incremental builds documents by their add-one corpus BLEU; "
+                             f"with --metric {metric.name} use hope_bleu=sentence (the paper's b')")
+        return self._fit(pool, init, metric)
+
+    def _fit(self, pool: KBestPool, init: np.ndarray, metric) -> TuneResult:
+        """Algorithm 1 toward BLEU (``metric`` None) or ``metric``."""
         p = self.params
         if p["hope_bleu"] not in ("sentence", "incremental"):
             raise InputError(f"{self.name}: hope_bleu must be 'sentence' or 'incremental'")
@@ -186,7 +213,23 @@ class CorpusMira(KBestTuner):
         present = np.flatnonzero(np.diff(offsets) > 0)
         m = max(len(present), 1)
         scale = float(p["bleu_scale"])
-        b = scale * sentence_bleu(pool, "bleu+1")
+        if metric is None:
+            b = scale * sentence_bleu(pool, "bleu+1")
+
+            def delta(hope: np.ndarray, fear: np.ndarray) -> float:
+                return scale * (bleu_from_stats(stats[hope].sum(axis=0), smooth_method="none")
+                                - bleu_from_stats(stats[fear].sum(axis=0), smooth_method="none"))
+
+            def corpus(rows: np.ndarray) -> float:
+                return corpus_bleu_from_stats(stats[rows]) if len(rows) else 0.0
+        else:
+            b = scale * np.asarray(metric.sentence_scores, dtype=np.float64)
+
+            def delta(hope: np.ndarray, fear: np.ndarray) -> float:
+                return scale * (metric.corpus_score(hope) - metric.corpus_score(fear))
+
+            def corpus(rows: np.ndarray) -> float:
+                return metric.corpus_score(rows) if len(rows) else 0.0
         hope_all = np.empty(n_sent, dtype=np.int64)
         fear_all = np.empty(n_sent, dtype=np.int64)
         avg_best = np.empty(n_sent, dtype=np.int64)
@@ -198,21 +241,21 @@ class CorpusMira(KBestTuner):
         def scan(w: np.ndarray, w_avg: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, float]:
             path["scored"] += _scan(dense, indptr, indices, data, offsets, w, w_avg, b, radius, path["w"], path["avg"],
                                     seen_w, seen_a, gap_w, gap_a, hope_all, fear_all, avg_best, p["skip"] and not first)
-            bleu_avg = corpus_bleu_from_stats(stats[avg_best[present]]) if len(present) else 0.0
+            score_avg = corpus(avg_best[present])
             if p["hope_bleu"] == "incremental":
                 scores = feats.scores(w)
                 return (_incremental_choice(scores, stats, offsets, scale)[present],
-                        _incremental_choice(scores, stats, offsets, -scale)[present], bleu_avg)
-            return hope_all[present].copy(), fear_all[present].copy(), bleu_avg
+                        _incremental_choice(scores, stats, offsets, -scale)[present], score_avg)
+            return hope_all[present].copy(), fear_all[present].copy(), score_avg
 
+        name = "bleu" if metric is None else metric.name
         w = init.copy()
         w_sum = w.copy()
         w_avg = w.copy()
-        hope, fear, best_bleu = scan(w, w_avg, True)
+        hope, fear, best_score = scan(w, w_avg, True)
         best_w, best_epoch, updates = w.copy(), 0, 0
         for t in range(1, int(p["epochs"]) + 1):
-            delta_b = scale * (bleu_from_stats(stats[hope].sum(axis=0), smooth_method="none")
-                               - bleu_from_stats(stats[fear].sum(axis=0), smooth_method="none"))
+            delta_b = delta(hope, fear)
             delta_h = (feats.row_sum(fear) - feats.row_sum(hope)) / m
             norm = float(delta_h @ delta_h)
             if norm > 0.0:
@@ -225,12 +268,14 @@ class CorpusMira(KBestTuner):
             new_avg = w_sum / (t + 1)
             path["avg"] += float(np.linalg.norm(new_avg - w_avg))
             w_avg = new_avg
-            hope, fear, avg_bleu = scan(w, w_avg, False)
-            if avg_bleu > best_bleu:
-                best_bleu, best_w, best_epoch = avg_bleu, w_avg.copy(), t
-            self.report_score("epoch", t, int(p["epochs"]), "bleu", avg_bleu, best_bleu, updates=updates)
+            hope, fear, avg_score = scan(w, w_avg, False)
+            if avg_score > best_score:
+                best_score, best_w, best_epoch = avg_score, w_avg.copy(), t
+            self.report_score("epoch", t, int(p["epochs"]), name, avg_score if metric is None else 100 * avg_score,
+                              best_score if metric is None else 100 * best_score, updates=updates)
         epochs = int(p["epochs"]) + 1
-        info = {"train_bleu": 100 * best_bleu, "best_epoch": best_epoch, "updates": updates, "hope_bleu": p["hope_bleu"],
+        trained = {"train_bleu": 100 * best_score} if metric is None else {"train_metric": 100 * best_score,
+                                                                           "metric": metric.name}
+        info = {**trained, "best_epoch": best_epoch, "updates": updates, "hope_bleu": p["hope_bleu"],
                 "scored_fraction": path["scored"] / max(2 * feats.n_rows * epochs, 1)}
         return TuneResult(best_w, info)
-

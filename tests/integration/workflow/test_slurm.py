@@ -142,7 +142,7 @@ def slurm(tmp_path_factory):
 
 
 def squeue_states(env: dict[str, str]) -> dict[str, str]:
-    """SLURM job id -> state of every job the cluster still remembers (MinJobAge: 5 minutes)."""
+    """SLURM job id -> state of every job the cluster still remembers (MinJobAge: an hour, .ci/slurm-local.sh)."""
     r = subprocess.run(["squeue", "--states=all", "-h", "-o", "%i %T"], capture_output=True, text=True,
                        env={**os.environ, **env}, timeout=30)
     assert r.returncode == 0, r.stderr

@@ -270,12 +270,18 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     counts = job_counts(out)
     table_runs = 3 * 2 * 2  # (mert, kbmira, pro) x (small, medium) x 2 sub-samples
     sweep_runs = 2  # Figure 1's kb-mira sweep stays BLEU's
-    assert counts["select_best"] == 3 * table_runs + sweep_runs
-    assert counts["decode_test"] == 2 * counts["select_best"]  # test2016, test2017
+    # the runs tuned toward chrF or TER keep the weights best in it (select_best_metric), by the dev
+    # score of each iteration's 1-best in it: the shared first decode's (per system and sub-sample) and
+    # their own decodes' (iterations 2 and 3)
+    assert counts["select_best_metric"] == 2 * table_runs
+    assert counts["select_best"] + counts["select_best_metric"] == 3 * table_runs + sweep_runs
+    assert counts["score_first_dev"] == 2 * 2 * 2  # (small, medium) x 2 sub-samples x (chrF, TER)
+    assert counts["score_dev"] == 2 * table_runs * 2
+    assert counts["decode_test"] == 2 * (3 * table_runs + sweep_runs)  # test2016, test2017
     assert counts["score_test"] == 2 * counts["decode_test"]  # chrF and TER; BLEU is decode_test's
     assert counts["metric_matrix"] == 1 and counts["table"] == 1
     assert counts["decode_test_initial"] == 2 * 2  # the tables' starting point: (small, medium) x 2 test sets
-    assert counts["total"] == 503  # the plan reported for this configuration (issue 25's note), with the above
+    assert counts["total"] == 503 + 8 + 48  # issue 25's plan, plus the dev scores that keep the weights
     r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
                   timeout=300)
     out = r.stdout + r.stderr
@@ -289,6 +295,13 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
         assert "--pool results/tune/fr-en/small/first/s1/dev.pool" in line  # iteration 1's pool is shared
     (bleu,) = [t for t in tunes if "results/tune/fr-en/small/kbmira/default/s1/it2/dev.kbest.gz" in t]
     assert "--metric" not in bleu
+    best = [line for line in out.splitlines() if "smtlib report best" in line]
+    run = "results/tune/fr-en/small/kbmira/default@ter/s1"
+    (ter,) = [line for line in best if f"--out-weights {run}/best.weights" in line]
+    assert (f"--metric ter --dev-score results/tune/fr-en/small/first/s1/dev.ter.json {run}/it2/dev.ter.json "
+            f"{run}/it3/dev.ter.json --weights") in ter
+    (bleu,) = [line for line in best if "--out-weights results/tune/fr-en/small/kbmira/default/s1/best.weights" in line]
+    assert "--metric" not in bleu and "--dev-score" not in bleu
     summary = next(line for line in out.splitlines()
                    if "smtlib report summary" in line and "small/kbmira/default@ter/s0/" in line)
     for t in ("test2016", "test2017"):
@@ -300,6 +313,27 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     assert matrix.count("--run") == 1 and matrix.count("summary.json") == 3 * table_runs
     assert "chrf=results/tune/fr-en/medium/mert/default@chrf/s0/summary.json" in matrix
     assert "bleu=results/tune/fr-en/medium/mert/default/s0/summary.json" in matrix
+
+
+def test_metric_matrix_config_plans_issue_25s_matrix(tmp_path, data_dir):
+    """config/metric_matrix.yaml (issue 25's matrix, fr-en Medium, kb-mert and kb-mira x BLEU, chrF,
+    TER, full dev set, Table 4's 15 iterations and k=100): its plan, and Table 4's commands for its
+    system and BLEU runs (the same files, reused where Table 4 ran)."""
+    r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv",
+                  configfile=REPO / "config/metric_matrix.yaml", data_dir=data_dir, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    counts = job_counts(out)
+    assert counts["select_best"] == 2 and counts["select_best_metric"] == 4  # 2 methods x 3 metrics
+    assert counts["decode_dev"] == 6 * 15 and counts["tune"] == 6 * 14 and counts["tune_first"] == 6
+    assert counts["score_dev"] == 4 * 15 and counts["score_first_dev"] == 2  # chrF, TER of the shared decode
+    assert counts["score_test"] == 6 * 2 * 2 and counts["data_subsample"] == 1
+    assert counts["total"] == 306
+    assert "--k 100 " in out and "--sparse" in out  # fr-en's phrase table as Table 4 builds it (Big's field)
+    matrix = next(line for line in out.splitlines() if "smtlib report metric-matrix" in line)
+    for method in ("mert", "kbmira"):
+        for metric, setting in (("bleu", "default"), ("chrf", "default@chrf"), ("ter", "default@ter")):
+            assert f"{metric}=results/tune/fr-en/medium/{method}/{setting}/s0/summary.json" in matrix
 
 
 def test_config_rejects_a_metric_a_method_cannot_take(tmp_path):

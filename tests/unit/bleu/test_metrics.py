@@ -285,3 +285,78 @@ def test_compare_ter_column_is_multevals(cli, shared_data):
     assert lines[1].split()[1:3] == ["65.7", "(0.4/0.2/-)"]
     assert lines[2].split()[2:4] == ["64.8", "(0.4/0.6/0.00)"]
     assert "signature TER: nrefs:1|case:lc|tok:tercom" in r.stdout and "signature chrF2:" in r.stdout
+
+
+# ------------------------------------------------------------------- chrF's orders and beta (issue 25)
+#: a chrF setting other than sacrebleu's default in every option: character order, word order, beta
+CHRF_OTHER = ("--chrf-char-order", "4", "--chrf-word-order", "1", "--chrf-beta", "3")
+
+
+def test_chrf_option_defaults_are_sacrebleus():
+    settings = ChrfSettings()
+    assert (settings.char_order, settings.word_order, settings.beta) == (CHRF.CHAR_ORDER, CHRF.WORD_ORDER, CHRF.BETA)
+
+
+def test_score_cli_chrf_settings_equal_sacrebleu(cli, tmp_path):
+    """``--chrf-char-order/--chrf-word-order/--chrf-beta``: corpus and sentence scores equal sacrebleu's
+    CHRF with the same settings (two references), the name carries beta and the word order, the
+    signature the orders; chrf++ with another word order is one line, exit 2."""
+    import json
+
+    hyp, ref, ref2 = tmp_path / "hyp", tmp_path / "ref", tmp_path / "ref2"
+    hyp.write_text("\n".join(HAND_HYPS) + "\n")
+    ref.write_text("\n".join(HAND_REFS) + "\n")
+    ref2.write_text("\n".join(r[::-1] for r in HAND_REFS) + "\n")
+    refs = [HAND_REFS, [x[::-1] for x in HAND_REFS]]
+    scorer = CHRF(char_order=4, word_order=1, beta=3)
+    r = cli("score", "--metric", "chrf", *CHRF_OTHER, "--refs", ref, ref2, "--hyps", hyp)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    want = scorer.corpus_score(HAND_HYPS, refs)
+    assert got["name"] == want.name == "chrF3+"
+    assert got["score"] == pytest.approx(want.score, abs=TOL, rel=0)
+    assert got["signature"].split("|version:")[0] == str(scorer.get_signature()).split("|version:")[0]
+    assert "|nc:4|nw:1|" in got["signature"]
+    r = cli("score", "--metric", "chrf", "chrf++", "--chrf-beta", "1", "--refs", ref, "--hyps", hyp, "--sentence")
+    assert r.returncode == 0, r.stderr
+    rows = [[float(x) for x in line.split("\t")] for line in r.stdout.splitlines()]
+    for column, word_order in ((0, 0), (1, 2)):
+        theirs = CHRF(word_order=word_order, beta=1)
+        want = [theirs.sentence_score(h, [x]).score for h, x in zip(HAND_HYPS, HAND_REFS, strict=True)]
+        np.testing.assert_allclose([row[column] for row in rows], want, atol=1e-6)
+    assert "chrF1: " in r.stderr and "chrF1++: " in r.stderr
+    bad = cli("score", "--metric", "chrf++", "--chrf-word-order", "1", "--refs", ref, "--hyps", hyp)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "chrf++ is chrF with word order 2" in bad.stderr
+
+
+def test_chrf_settings_reach_rerank_kbest_and_tune(cli, tmp_path):
+    """The same options with ``--metric`` of rerank, kbest stats/add and tune: rerank prints ``smtlib
+    score``'s number and name; a pool keeps chrF statistics of two settings side by side."""
+    from smtlib.bleu.metrics import MetricOptions
+    from smtlib.bleu.references import read_references
+    from smtlib.kbest.store import load_pool
+    from tests.support.tuner_fixtures import write_small_files
+
+    kbest, ref, init = write_small_files(tmp_path, sparse=False)
+    out = tmp_path / "1best"
+    r = cli("rerank", "--kbest", kbest, "--weights", init, "--refs", ref, "--out", out, "--metric", "chrf", *CHRF_OTHER)
+    assert r.returncode == 0, r.stderr
+    score = cli("score", "--metric", "chrf", *CHRF_OTHER, "--refs", ref, "--hyps", out, "--score-only")
+    assert f"chrF3+ = {score.stdout.strip()} (" in r.stderr and "|nc:4|nw:1|" in r.stderr
+    r = cli("kbest", "add", "--kbest", kbest, "--refs", ref, "--out", tmp_path / "p1", "--metric", "chrf")
+    assert r.returncode == 0, r.stderr
+    r = cli("kbest", "add", "--pool", tmp_path / "p1", "--kbest", kbest, "--refs", ref, "--out", tmp_path / "p2",
+            "--metric", "chrf", *CHRF_OTHER)
+    assert r.returncode == 0, r.stderr
+    refs = read_references([ref])
+    pool = load_pool(tmp_path / "p2", refs)
+    default = get_metric("chrf")
+    other = get_metric("chrf", MetricOptions(chrf_char_order=4, chrf_word_order=1, chrf_beta=3))
+    for metric in (default, other):
+        np.testing.assert_array_equal(pool.other_stats[metric], metric.stats(pool.texts, pool.sentence_index, refs))
+    assert pool.other_stats[other].shape[1] == 3 * 5
+    r = cli("tune", "kbmira", "--pool", tmp_path / "p2", "--refs", ref, "--init", init, "--out", tmp_path / "w",
+            "--metric", "chrf", *CHRF_OTHER, "--quiet")
+    assert r.returncode == 0 and "pool chrF3+ " in r.stderr and "|nc:4|nw:1|" in r.stderr, r.stderr
+    r = cli("kbest", "stats", kbest, "--refs", ref, "--metric", "chrf", *CHRF_OTHER)
+    assert r.returncode == 0 and "|nc:4|nw:1|" in r.stdout, r.stderr

@@ -74,6 +74,7 @@ def test_costs_per_rule(workdir):
     costs = {c["rule"]: c for c in rule_costs(workdir, "fr-en")}
     assert costs["decode_dev"]["jobs"] == 2 and costs["decode_dev"]["cpu_h"] == pytest.approx(18 / 3600)
     assert costs["decode_dev"]["max_rss_mb"] == 470 and costs["decode_dev"]["max_wall_s"] == 7
+    assert costs["decode_dev"]["max_cpu_s"] == 9 and costs["tune_lattice"]["max_cpu_s"] == 0
     assert costs["tune_lattice"]["cpu_h"] == 0.0 and costs["tune_lattice"]["max_rss_mb"] == 2000  # NA cpu
     assert costs["decode_first"]["max_rss_mb"] == 400  # de-en's file is not fr-en's
     assert set(costs) == {"train_align", "decode_first", "decode_dev", "tune_first", "decode_dev_lattice",

@@ -173,7 +173,22 @@ def test_other_metrics_in_summaries_companion_and_matrix(tmp_path, cli):
     md = (tmp_path / "t.md").read_text()
     assert "| method | feature set | BLEU | chrF2 | TER |" in md and "| kb-mira | small | 30.50 | 51.50 | 100.00 |" in md
     assert "chrF2:\n\n    chrF2-sig\n" in md and "TER:\n\n    TER-sig\n" in md
-    assert (tmp_path / "t.tsv").read_text().splitlines()[1] == "kb-mira\t21.00\t30.50\t0.71"  # BLEU, as ever
+    # the table: BLEU's columns, as ever, then each other evaluation metric's Test
+    header, row = (tmp_path / "t.tsv").read_text().splitlines()
+    assert header.split("\t") == ["method", "Small Tune", "Small Test", "Small SD", "Small chrF2", "Small TER"]
+    assert row == "kb-mira\t21.00\t30.50\t0.71\t51.50\t100.00"
+    assert "| method | Small Tune | Small Test | Small SD | Small chrF2 | Small TER |" in md
+    from smtlib.report.paper import read_our_table
+
+    assert read_our_table(tmp_path / "t.tsv")[("kb-mira", "small")].test == 30.5  # `report paper` reads it as before
+    bleu_runs = [path for tuned, path in runs if tuned == "bleu"]
+    without = tmp_path / "without_chrf.json"
+    summary = json.loads(bleu_runs[1].read_text())
+    del summary["metrics"]["chrf"]
+    without.write_text(json.dumps(summary))
+    r = cli("report", "table", "--summaries", bleu_runs[0], without, "--methods", "kbmira", "--feature-sets", "small",
+            "--out", tmp_path / "u.tsv", "--companion", tmp_path / "u.md")
+    assert r.returncode == 2 and "a run without chrf test scores" in r.stderr and not (tmp_path / "u.tsv").exists()
     r = cli("report", "metric-matrix", "--run", *[f"{tuned}={path}" for tuned, path in runs],
             "--out", tmp_path / "m.tsv")
     assert r.returncode == 0, r.stderr
@@ -286,3 +301,64 @@ def test_curves_figure_is_readable_without_its_code():
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
         assert all(float(t).is_integer() for t in ticks)
     pyplot().close(fig)
+
+
+def test_best_iteration_by_the_tuning_metric(tmp_path, cli):
+    """Issue 25: a run tuned toward another metric keeps the weights best in it (TER: the lowest), its
+    curve carries that metric's dev scores and direction, its summary the kept weights' score; the
+    curve and weights of BLEU's runs are what they were (``--metric bleu`` is the default)."""
+    from smtlib.report.runs import read_curve
+
+    bleu = [21.0, 24.0, 23.0, 22.0]  # BLEU alone would keep iteration 1
+    chrf = [50.0, 51.0, 53.0, 52.0]  # chrF: iteration 2
+    ter = [60.0, 58.0, 59.0, 57.5]  # TER, lower is better: iteration 3
+    bleus = [bleu_json(tmp_path / f"b{i}.json", s) for i, s in enumerate(bleu)]
+    chrfs = [score_json(tmp_path / f"c{i}.json", "chrF2", s) for i, s in enumerate(chrf)]
+    ters = [score_json(tmp_path / f"t{i}.json", "TER", s) for i, s in enumerate(ter)]
+    weights = []
+    for i in range(4):
+        (tmp_path / f"w{i}").write_text(f"LM0_0 {i}\n", encoding="utf-8")
+        weights.append(tmp_path / f"w{i}")
+
+    def best(name, *options):
+        out = tmp_path / name
+        out.mkdir()
+        r = cli("report", "best", "--dev-bleu", *bleus, "--weights", *weights, "--out-weights", out / "best",
+                "--out-curve", out / "curve.tsv", "--meta", "pair=fr-en", "fs=small", "method=kbmira",
+                "setting=default", "sample=0", *options)
+        return r, out
+
+    (r, plain), (r2, as_bleu) = best("plain"), best("bleu", "--metric", "bleu")
+    assert r.returncode == 0 and r2.returncode == 0
+    for name in ("best", "curve.tsv"):
+        assert (plain / name).read_bytes() == (as_bleu / name).read_bytes()
+    assert (plain / "best").read_text().splitlines() == [f"# best dev BLEU 24.00 at iteration 1 of 3 ({SIG})", "LM0_0 1"]
+    assert (plain / "curve.tsv").read_text().splitlines()[0].split("\t")[-4:] == ["iteration", "dev_bleu", "best",
+                                                                                   "signature"]
+    for spec, scores, want, better in (("chrf", chrfs, 2, "higher"), ("ter", ters, 3, "lower"),
+                                       ("bleu:1,ter:-1", ters, 1, "higher"),  # 24 - 58 = -34, the best
+                                       ("chrf:1,ter:-0.5", [*ters, *chrfs], 2, "higher")):
+        r, out = best(spec.replace(":", "_").replace(",", "+"), "--metric", spec, "--dev-score", *scores)
+        assert r.returncode == 0, r.stderr
+        assert (out / "best").read_text().splitlines()[1] == f"LM0_0 {want}", spec
+        curve = read_curve(out / "curve.tsv")
+        assert [row["best"] for row in curve].index(True) == want
+        assert {row["tuning_metric"] for row in curve} == {spec} and {row["better"] for row in curve} == {better}
+        summary_path = out / "summary.json"
+        r = cli("report", "summary", "--curve", out / "curve.tsv", "--test", f"t={bleus[0]}", "--out", summary_path)
+        summary = json.loads(summary_path.read_text())
+        assert summary["tune"] == bleu[want] and summary["tuning"]["metric"] == spec
+        assert summary["tuning"]["better"] == better
+    assert (tmp_path / "ter" / "best").read_text().startswith("# best dev ter 57.50 (lower is better; TER-sig), dev BLEU 22.00")
+    mixed = read_curve(tmp_path / "chrf_1+ter_-0.5" / "curve.tsv")
+    assert [row["dev_tuning"] for row in mixed] == [c - t / 2 for c, t in zip(chrf, ter, strict=True)]
+    r = cli("report", "summary", "--curve", plain / "curve.tsv", "--test", f"t={bleus[0]}", "--out", plain / "s.json")
+    assert r.returncode == 0 and "tuning" not in json.loads((plain / "s.json").read_text())
+    for options, message in ((("--metric", "ter"), "0 dev ter scores for 4 weights"),
+                             (("--metric", "ter", "--dev-score", *ters[:3]), "3 dev ter scores for 4 weights"),
+                             (("--metric", "ter", "--dev-score", *chrfs), "a dev chrf score, but the tuning metric is ter"),
+                             (("--dev-score", *ters), "--dev-score needs --metric"),
+                             (("--metric", "ter:1",), "its weight must be negative")):
+        r, out = best(f"bad{len(options)}{message[:3]}", *options)
+        assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not (out / "best").exists() and not (out / "curve.tsv").exists()

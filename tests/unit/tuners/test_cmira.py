@@ -11,25 +11,34 @@ from smtlib.tuners.cmira import CorpusMira, _incremental_choice
 from tests.support.tuner_fixtures import init_for, noisy_separable_pool, pool_from_arrays, separable_pool, unsmoothed_bleu
 
 
-def reference_cmira(pool, init, C, epochs, scale=100.0):
-    """Algorithm 1 line by line with plain Python loops over sentences (slow, obviously correct)."""
+def reference_cmira(pool, init, C, epochs, scale=100.0, metric=None):
+    """Algorithm 1 line by line with plain Python loops over sentences (slow, obviously correct);
+    toward ``metric`` (a CorpusMetric) when given: its sentence scores as b', its corpus score for ΔB
+    and for keeping the averaged weights."""
     x = pool.features().toarray()
-    b = scale * sentence_bleu(pool, "bleu+1")
+    b = scale * (sentence_bleu(pool, "bleu+1") if metric is None else metric.sentence_scores)
+
+    def corpus(rows):
+        return corpus_bleu_from_stats(pool.stats[rows]) if metric is None else metric.corpus_score(np.array(rows))
+
+    def unsmoothed(rows):
+        return bleu_from_stats(pool.stats[rows].sum(0), smooth_method="none") if metric is None else corpus(rows)
+
     present = [s for s in range(pool.n_sentences) if pool.offsets[s + 1] > pool.offsets[s]]
     w = init.copy()
     history = [w.copy()]
-    best_w, best_bleu = w.copy(), -1.0
+    best_w, best_bleu = w.copy(), -np.inf
     for t in range(epochs + 1):
         avg = np.mean(history, axis=0)
         onebest = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ avg, -r)) for s in present]
-        bleu = corpus_bleu_from_stats(pool.stats[onebest])
+        bleu = corpus(onebest)
         if bleu > best_bleu:
             best_bleu, best_w = bleu, avg
         if t == epochs:
             break
         hope = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ w + b[r], -r)) for s in present]
         fear = [max(range(pool.offsets[s], pool.offsets[s + 1]), key=lambda r: (x[r] @ w - b[r], -r)) for s in present]
-        delta_b = scale * (bleu_from_stats(pool.stats[hope].sum(0), smooth_method="none") - bleu_from_stats(pool.stats[fear].sum(0), smooth_method="none"))
+        delta_b = scale * (unsmoothed(hope) - unsmoothed(fear))
         delta_h = x[fear].mean(0) - x[hope].mean(0)
         if delta_h @ delta_h > 0:
             eta = min(C, max(0.0, (delta_b + w @ delta_h) / (delta_h @ delta_h)))
@@ -46,6 +55,36 @@ def test_matches_line_by_line_reference(sparse):
     w_ref, bleu_ref = reference_cmira(pool, init, 0.05, 30)
     np.testing.assert_allclose(result.weights, w_ref, rtol=1e-9, atol=1e-12)
     assert result.info["train_bleu"] == pytest.approx(100 * bleu_ref)
+
+
+def random_metric_stats(pool, seed):
+    """Valid chrF (6 orders) and TER statistics rows for every hypothesis of ``pool`` (random counts)."""
+    rng = np.random.default_rng(seed)
+    n = pool.n_hypotheses
+    hyp = rng.integers(0, 30, size=(n, 6)).astype(float)
+    ref = rng.integers(1, 30, size=(n, 6)).astype(float)
+    match = np.floor(rng.random((n, 6)) * np.minimum(hyp, ref))
+    chrf = np.stack([hyp, ref, match], axis=2).reshape(n, 18)
+    ter = np.column_stack([rng.integers(0, 12, size=n), rng.integers(5, 15, size=n)]).astype(float)
+    return np.hstack([chrf, ter])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_toward_a_metric_matches_line_by_line_reference(sparse):
+    """Issue 25: toward chrF and TER (a mixture), b' is the mixture's sentence score, ΔB its corpus
+    difference and the kept averaged weights those of its best corpus score, as the reference does."""
+    from smtlib.bleu.metrics import parse_mixture
+    from smtlib.tuners.corpus_metric import mixture_metric
+
+    pool = noisy_separable_pool(noise_seed=3, n_sentences=6, per_sentence=7, seed=31, sparse=sparse)
+    init = init_for(pool)
+    metric = mixture_metric(parse_mixture("chrf:1,ter:-0.5"), random_metric_stats(pool, 5))
+    for skip in (True, False):
+        result = CorpusMira(seed=0, C=0.05, epochs=30, skip=skip)(pool, init, metric)
+        w_ref, score_ref = reference_cmira(pool, init, 0.05, 30, metric=metric)
+        np.testing.assert_allclose(result.weights, w_ref, rtol=1e-9, atol=1e-12)
+        assert result.info["train_metric"] == pytest.approx(100 * score_ref) and "train_bleu" not in result.info
+        assert result.info["metric"] == "chrf:1,ter:-0.5"
 
 
 def test_incremental_choice_is_greedy_on_the_partial_document():

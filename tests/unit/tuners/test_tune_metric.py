@@ -17,6 +17,7 @@ from smtlib.bleu.corpus import bleu_from_stats
 from smtlib.bleu.metrics import get_metric, parse_mixture
 from smtlib.bleu.references import read_references
 from smtlib.tuners.arow import Arow
+from smtlib.tuners.cmira import CorpusMira
 from smtlib.tuners.kbmira import KbMira, background_bleu, background_gain
 from smtlib.tuners.mert import Mert
 from smtlib.tuners.corpus_metric import BLEU, metric_from_sums, mixture_metric
@@ -24,6 +25,7 @@ from smtlib.tuners.mr import MinimumRisk
 from smtlib.tuners.pro import Pro
 from smtlib.tuners.registry import ANY_METRIC, TUNERS, get_tuner_class, metrics
 from smtlib.tuners.svm import LatentSVM
+from smtlib.tuners.xbleu import ExpectedBleu
 from tests.support.tuner_fixtures import REFS, load, write_small_files
 
 HYPS = ["the cat sat on the mat", "on the mat the cat sat today", "a dog ran", "we like tea", "", "green tea we like much"]
@@ -112,7 +114,7 @@ def test_kbmira_with_the_bleu_mixture_is_kbmira(tmp_path):
     np.testing.assert_array_equal(plain.weights, mixed.weights)
 
 
-@pytest.mark.parametrize("cls", [KbMira, Pro, Mert, MinimumRisk, LatentSVM, Arow])
+@pytest.mark.parametrize("cls", [KbMira, Pro, Mert, MinimumRisk, LatentSVM, Arow, CorpusMira, ExpectedBleu])
 @pytest.mark.parametrize("text", ["chrf", "ter"])
 def test_sentence_level_tuners_move_the_metric(tmp_path, cls, text):
     """From weights that prefer bad hypotheses, tuning toward the metric improves it on the pool."""
@@ -140,11 +142,35 @@ def test_sentence_metric_tuners_train_on_the_metric(tmp_path, name):
     bleu = parse_mixture("bleu:1,ter:-1")
     with_bleu = tuner.corpus_metric(bleu, pool.metric_stats(bleu, refs))
     ter = get_metric("ter")
-    variant = tuner.params["sentence_bleu"]
-    from smtlib.bleu.variants import get_variant
-
-    want = get_variant(variant).score(pool.stats) - ter.sentence(pool.metric_stats(ter, refs))
+    own = tuner.bleu_sentence(pool.stats)  # the tuner's own sentence BLEU, else sacrebleu's sentence_bleu
+    bleu_part = get_metric("bleu").sentence(pool.stats) if own is None else own
+    want = bleu_part - ter.sentence(pool.metric_stats(ter, refs))
     np.testing.assert_allclose(with_bleu.sentence_scores, want, atol=1e-15)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("cls", [CorpusMira, ExpectedBleu])
+def test_corpus_tuners_move_chrf_and_ter_on_a_real_pool(shared_data, cls):
+    """cmira and xbleu toward chrF and TER on Moses's test_scorer_data (sentences 0-49, from an LM-only
+    start): the pool's 1-best chrF rises and its TER falls, by sacrebleu's corpus scores. Measured:
+    chrF 28.83 -> 38.06 (cmira) / 37.81 (xbleu), TER 71.15 -> 63.48 / 63.70."""
+    from tests.support.tuner_fixtures import pool_from_arrays, scorer_data
+
+    _, refs, full = scorer_data(shared_data)
+    end = full.offsets[50]
+    pool = pool_from_arrays(np.diff(full.offsets[:51]), full.dense[:end], full.stats[:end])
+    init = np.zeros(pool.dense.shape[1])
+    init[full.feature_names.index("lm_0")] = 1.0
+    texts, ids = [full.texts[i] for i in range(end)], full.sentence_index[:end]
+    for name, sign in (("chrf", 1.0), ("ter", -1.0)):
+        mixture = parse_mixture(name)
+        scorer = mixture.parts[0][0]
+        stats = mixture.stats(texts, ids, [refs[:50]])
+        tuner = cls(seed=0)
+        result = tuner(pool, init, tuner.corpus_metric(mixture, stats))
+        before, after = (100 * scorer.corpus(stats[pool.best_indices(w)]) for w in (init, result.weights))
+        assert sign * (after - before) > 5.0, (name, before, after)
+        assert result.info["metric"] == name
 
 
 def test_pro_sentence_scores_use_its_own_bleu(tmp_path):
@@ -182,7 +208,8 @@ def test_tune_cli_metric(cli, tmp_path):
     assert listing.returncode == 0
     lines = {line.split("\t")[0]: line for line in listing.stdout.splitlines()}
     assert lines["mert"].endswith("metrics: bleu chrf chrf++ ter and their mixtures")
-    assert lines["lbmira"].endswith("metrics: bleu") and lines["xbleu"].endswith("metrics: bleu")
+    assert lines["lbmira"].endswith("metrics: bleu") and lines["mira"].endswith("metrics: bleu")
+    assert lines["xbleu"].endswith("and their mixtures") and lines["cmira"].endswith("and their mixtures")
     assert lines["mr"].endswith("and their mixtures")
     out = tmp_path / "w.txt"
     r = cli("tune", "mert", "--kbest", kbest, "--refs", ref, "--init", init, "--out", out, "--metric", "ter",
@@ -193,13 +220,13 @@ def test_tune_cli_metric(cli, tmp_path):
             "chrf:0.5,ter:-0.5", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "pool chrF2" in r.stderr and "pool TER" in r.stderr
-    for method, metric, message in [("cmira", "chrf", "cmira tunes toward BLEU only"),
-                                    ("xbleu", "bleu:1,ter:-1", "xbleu tunes toward BLEU only"),
-                                    ("lbmira", "ter", "lbmira tunes toward BLEU only"),
+    for method, metric, message in [("lbmert", "chrf", "lbmert tunes toward BLEU only"),
+                                    ("lbmira", "bleu:1,ter:-1", "lbmira tunes toward BLEU only"),
+                                    ("cmira", "ter --set hope_bleu=incremental", "with --metric ter use hope_bleu=sentence"),
                                     ("mert", "ter:0.5", "its weight must be negative"),
                                     ("pro", "meteor", "unknown metric")]:
         bad = tmp_path / "bad.txt"
-        r = cli("tune", method, "--kbest", kbest, "--refs", ref, "--init", init, "--out", bad, "--metric", metric)
+        r = cli("tune", method, "--kbest", kbest, "--refs", ref, "--init", init, "--out", bad, "--metric", *metric.split())
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not bad.exists()
 

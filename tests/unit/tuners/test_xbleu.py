@@ -54,3 +54,67 @@ def test_improves_expected_bleu():
     assert result.info["xbleu"] > result.info["xbleu_init"]
     assert pool_bleu(pool, result.weights) > pool_bleu(pool, init)
 
+
+
+# ------------------------------------------------------------------------ other metrics (issue 25)
+def _numeric_gradient(f, x, eps=1e-6):
+    return np.array([(f(x + e) - f(x - e)) / (2 * eps) for e in np.eye(len(x)) * eps])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chrf_and_ter_gradients_match_finite_differences(seed):
+    """The gradients of chrF and TER in their (expected, fractional) statistics; chrF's values equal
+    chrf_from_rows', including an order without reference n-grams (it does not count)."""
+    from smtlib.bleu.chrf import chrf_and_gradient, chrf_from_rows
+    from smtlib.bleu.ter import ter_and_gradient, ter_from_rows
+
+    rng = np.random.default_rng(seed)
+    hyp, ref = rng.uniform(1, 40, 6), rng.uniform(1, 40, 6)
+    match = rng.uniform(0, 1, 6) * np.minimum(hyp, ref)
+    ref[5] = hyp[5] = match[5] = 0.0  # sacrebleu's row for an order the reference lacks
+    row = np.stack([hyp, ref, match], axis=1).reshape(-1)
+    for beta in (1.0, 2.0, 3.0):
+        value, grad = chrf_and_gradient(row, beta)
+        assert value == pytest.approx(chrf_from_rows(row, beta)[0], rel=1e-12)
+        np.testing.assert_allclose(grad, _numeric_gradient(lambda x: chrf_and_gradient(x, beta)[0], row),
+                                   rtol=1e-5, atol=1e-9)
+    ter = np.array([rng.uniform(0, 20), rng.uniform(5, 30)])
+    value, grad = ter_and_gradient(ter)
+    assert value == pytest.approx(ter_from_rows(ter)[0], rel=1e-12)
+    np.testing.assert_allclose(grad, _numeric_gradient(lambda x: ter_and_gradient(x)[0], ter), rtol=1e-6)
+
+
+def test_expected_metric_gradient_matches_finite_differences():
+    """The expected score of a mixture with BLEU, chrF and TER parts, and its gradient in w."""
+    from smtlib.bleu.metrics import parse_mixture
+    from smtlib.tuners.corpus_metric import mixture_metric
+    from smtlib.tuners.xbleu import expected_objective, metric_and_gradient
+    from tests.unit.tuners.test_cmira import random_metric_stats
+
+    pool = separable_pool(sparse=True, seed=81)
+    stats = np.hstack([pool.stats, random_metric_stats(pool, 3)])
+    metric = mixture_metric(parse_mixture("bleu:0.3,chrf:1,ter:-0.5"), stats)
+    feats = Features(pool)
+    w = np.random.default_rng(0).standard_normal(feats.dim)
+
+    def score(x):
+        return expected_objective(x, feats, pool.offsets, stats, 2.0, lambda s: metric_and_gradient(s, metric.kind, 0.01))
+
+    value, grad = score(w)
+    np.testing.assert_allclose(grad, _numeric_gradient(lambda x: score(x)[0], w), rtol=1e-5, atol=1e-8)
+    sharp = expected_objective(w, feats, pool.offsets, stats, 1e4, lambda s: metric_and_gradient(s, metric.kind, 0.0))
+    assert sharp[0] == pytest.approx(metric.corpus_score(pool.best_indices(w)), rel=1e-9)  # BLEU unsmoothed at 0
+
+
+def test_toward_a_metric_improves_its_expected_score():
+    """Without L2 (the statistics are random, unrelated to the features) L-BFGS raises the expected
+    mixture score itself."""
+    from smtlib.bleu.metrics import parse_mixture
+    from smtlib.tuners.corpus_metric import mixture_metric
+    from tests.unit.tuners.test_cmira import random_metric_stats
+
+    pool = noisy_separable_pool(noise_seed=9, seed=84)
+    metric = mixture_metric(parse_mixture("chrf:1,ter:-1"), random_metric_stats(pool, 4))
+    result = ExpectedBleu(seed=0, l2=0.0)(pool, init_for(pool), metric)
+    assert result.info["xmetric"] > result.info["xmetric_init"] and result.info["metric"] == "chrf:1,ter:-1"
+    assert "xbleu" not in result.info and "train_bleu" not in result.info
