@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A single-node SLURM cluster on this machine, for the cluster test (tests/test_slurm.py) and for trying
-# profiles/slurm by hand: Debian's slurm-wlm + munge, no accounting daemon (as many small clusters),
-# proctrack/linuxproc and task/none (no cgroups, no systemd needed).
+# A single-node SLURM cluster on this machine, for the cluster test
+# (tests/integration/workflow/test_slurm.py) and for trying profiles/slurm by hand: Debian's slurm-wlm
+# + munge, no accounting daemon (as many small clusters), proctrack/linuxproc and task/none (no
+# cgroups, no systemd needed).
 #
 #   .ci/slurm-local.sh start DIR    install slurm-wlm and munge if missing (apt-get, root), start munged,
 #                                   slurmctld and slurmd with every file under DIR, wait until the node is

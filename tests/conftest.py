@@ -1,15 +1,29 @@
-"""Shared fixtures: where ../shared/data is, and small helpers for running the CLI."""
+"""Shared fixtures: where ../shared/data is, and the CLI runner.
+
+The tests mirror the package: ``tests/unit/<package>/`` holds the tests of one package of ``smtlib``
+(``tests/unit/test_<module>.py`` those of a top-level module), ``tests/integration/`` the runs across
+layers (the CLI end to end, Moses round trips, the workflow and SLURM), ``tests/support/`` the fixtures
+and the slow reference implementations they share."""
 
 from __future__ import annotations
 
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from tests.support.cli_runner import run_cli
+from tests.support.repo import REPO
+
+INTEGRATION = pathlib.Path(__file__).resolve().parent / "integration"
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test under ``tests/integration/`` ``integration``, so ``-m "not integration"`` selects
+    the unit tests together with the other markers (``-m "not slow and not integration"``)."""
+    for item in items:
+        if INTEGRATION in item.path.resolve().parents:
+            item.add_marker(pytest.mark.integration)
 
 
 def shared_data_dir() -> pathlib.Path | None:
@@ -34,30 +48,7 @@ def data_dir(shared_data: pathlib.Path) -> pathlib.Path:
     return shared_data
 
 
-def run_cli(*args: str, input: str | None = None, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m smtlib ARGS`` and return the completed process (text mode)."""
-    return subprocess.run(
-        [sys.executable, "-m", "smtlib", *map(str, args)],
-        input=input,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )
-
-
 @pytest.fixture
 def cli():
     """The :func:`run_cli` helper as a fixture."""
     return run_cli
-
-
-@pytest.fixture(scope="module", params=["small", "medium", "big"])
-def brute_force_toy(request, tmp_path_factory) -> pathlib.Path:
-    """A toy model directory of each feature set, small enough for the brute-force search of
-    ``tests/decoder_reference.py`` (the stack and cube-pruning tests); one per test module."""
-    from tests.decoder_toy import write_toy_model
-
-    d = tmp_path_factory.mktemp(f"toy-{request.param}")
-    write_toy_model(d, request.param, seed=7, n_words=10, n_multi=25)
-    return d

@@ -43,7 +43,7 @@ Deviations from MultEval (``jhclark/multeval``, read at its ``StratifiedApproxim
   complements: some hypotheses count twice and others not at all. That narrows the null distribution;
   on MultEval's example (baseline vs system 1, Length) it gives p = 0.090 where the exchange of
   complementary pairs used here (MultEval's earlier test, and the first pseudo-system of its current
-  one) gives p = 0.097 (100,000 shuffles each; ``tests/test_compare.py`` re-enacts both).
+  one) gives p = 0.097 (100,000 shuffles each; ``tests/unit/bleu/test_compare.py`` re-enacts both).
 * p-value ties: ``ties="count"`` (Riezler & Maxwell's ``>=``) is the default, so identical systems get
   p = 1; ``ties="strict"`` is MultEval's ``>`` (identical systems get 1 / (shuffles + 1), printed
   0.00). Both add one to numerator and denominator, as MultEval does.

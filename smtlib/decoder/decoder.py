@@ -24,7 +24,7 @@ from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
 from smtlib.decoder.search_graph import Options as SearchOptions
-from smtlib.kbest.format import feature_text
+from smtlib.kbest.format import DECODED, features_field
 from smtlib.lattice.format import IndexedValues, Lattice
 from smtlib.lattice.paths import beam_prune_nb, kbest_nb
 
@@ -237,13 +237,14 @@ def _future_costs_nb(best):
 
 
 def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """The values as k-best lines print them (6 significant digits, like Moses), and that text.
+    """The values as k-best lines print them (:data:`~smtlib.kbest.format.DECODED`: 6 significant
+    digits, like Moses), and that text.
 
     The text of each value is made once and printed as is: formatting the rounded value again
     would give the same text (the double nearest a 6-digit decimal prints as that decimal) at twice
     the cost, which was a tenth of a cube-pruning decode.
     """
-    texts = [f"{v:.6g}" for v in values.ravel().tolist()]
+    texts = [DECODED.value(v) for v in values.ravel().tolist()]
     return np.array([float(t) for t in texts], dtype=np.float64).reshape(values.shape), texts
 
 
@@ -529,13 +530,14 @@ class Decoder:
                 for e in path:
                     for name, v in self._edge_sparse(edges, e).items():
                         h_sparse[name] = h_sparse.get(name, 0.0) + v
-                h_sparse = {name: float(f"{v:.6g}") for name, v in sorted(h_sparse.items()) if v != 0.0}
+                h_sparse = {name: float(DECODED.value(v)) for name, v in sorted(h_sparse.items()) if v != 0.0}
             terms = [self.weights.sparse.get(nm, 0.0) * v for nm, v in h_sparse.items()]
             total = float(h_dense @ self.weights.dense) + sum(terms)
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
+            sparse_texts = [(name, DECODED.value(v)) for name, v in h_sparse.items()]
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
-                                   feature_text(texts[i * width : (i + 1) * width], h_sparse, groups)))
+                                   features_field(groups, texts[i * width : (i + 1) * width], sparse_texts)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
         lines.sort(key=lambda x: -x.total)
         return lines
@@ -605,5 +607,5 @@ class Decoder:
         lat = None
         if lattice:
             lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))
-        line = KBestLine("", h, {}, total, feature_text(texts, {}, lay.groups))
+        line = KBestLine("", h, {}, total, features_field(lay.groups, texts, ()))
         return SentenceResult(sent_id, "", total, [line], lat, 2, 1)

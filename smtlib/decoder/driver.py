@@ -21,7 +21,7 @@ from typing import IO
 from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.loader import load_model
 from smtlib.decoder.model import prepare_tokens
-from smtlib.kbest.format import kbest_line
+from smtlib.kbest.format import DECODED, kbest_line
 from smtlib.lattice.format import lattice_block, lattice_header
 from smtlib.system.modeldir import read_model_spec
 from smtlib.errors import InputError
@@ -60,7 +60,7 @@ def _decode_one(item: tuple[int, str]) -> tuple[str, str, str, int, int]:
     k, want_lattice = _WANT
     dec = _DECODER
     res = dec.decode(line, sent_id, kbest=k, lattice=want_lattice)
-    kb = "".join(kbest_line(sent_id, line.hyp, line.features, line.total) + "\n" for line in res.kbest)
+    kb = "".join(kbest_line(sent_id, line.hyp, line.features, DECODED.total(line.total)) + "\n" for line in res.kbest)
     lat = lattice_block(res.lattice).decode("utf-8") if want_lattice and res.lattice is not None else ""
     return res.best, kb, lat, res.n_nodes, res.n_edges
 

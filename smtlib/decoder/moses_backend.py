@@ -55,7 +55,7 @@ import numpy as np
 from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import DecodeStats
 from smtlib.decoder.model import prepare_tokens
-from smtlib.kbest.format import format_kbest_line
+from smtlib.kbest.format import DECODED, format_line
 from smtlib.lattice.format import Lattice
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text, read_lines
@@ -404,7 +404,7 @@ def decode_file_moses(model_dir: str | os.PathLike, weights_path: str | os.PathL
                         raise InputError(f"unexpected sentence id {sent} in the Moses n-best list")
                     seen.add(sent)
                     for hyp, dense, sparse, total in block:
-                        out.write(format_kbest_line(sent, hyp, dense, sparse, total, groups) + "\n")
+                        out.write(format_line(sent, hyp, groups, dense, sparse.items(), total, DECODED) + "\n")
                     best[sent] = block[0][0]
             if len(seen) != len(lines):
                 raise InputError(f"the Moses n-best list covers {len(seen)} of {len(lines)} sentences")

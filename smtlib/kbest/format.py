@@ -34,19 +34,24 @@ the grammar of :mod:`smtlib.values` (``nan``, ``inf``, ``1e999``, ``1_0`` and ``
 The hypothesis is free text; runs of whitespace in it
 are collapsed to one space. Dense values are stored in a matrix, sparse ones in a CSR matrix.
 
-**Writing.** :func:`render_line` writes a line that was read (``smtlib kbest merge``/``convert``);
-:func:`format_kbest_line` the lines the decoder produces and the lattice tuners' aggregated paths.
+**Writing.** :func:`format_line` writes every line, with one of two printings of its numbers:
+:data:`EXACT` for lines that were read (``smtlib kbest merge``/``convert``), :data:`DECODED` for the
+lines the decoder produces and the lattice tuners' aggregated paths. The decoder, which prints each
+value once for both its text and its rounded value, joins the fields with :func:`features_field`
+and :func:`kbest_line`, the two parts :func:`format_line` is made of.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.values import parse_number as number
+from smtlib.weights import format_value
 
 SEPARATOR = "|||"
 UNLABELED = "F"  #: group name for Z-MERT's unlabeled feature values
@@ -80,13 +85,6 @@ class FeatureGroup:
         if self.style == "joshua":
             return [self.label]
         return [f"{self.label}_{k}" for k in range(self.size)]
-
-    def render(self, values) -> str:
-        from smtlib.weights import format_value
-
-        if self.style == "joshua":
-            return f"{self.label}={format_value(values[0])}"
-        return f"{self.label}{self.style} " + " ".join(format_value(v) for v in values)
 
 
 def layout_key(groups: tuple[FeatureGroup, ...]) -> tuple[tuple[str, int], ...]:
@@ -364,45 +362,57 @@ def decide_layout(first_lines: list[str], path=None, dialect: str | None = None)
     return first
 
 
-def render_line(sentence_id: int, text: str, groups, dense_values, sparse, total: float | None, extra: str | None) -> str:
-    """One n-best line in Moses's format (``extra`` fields appended verbatim)."""
-    from smtlib.weights import format_value
+# ------------------------------------------------------------------------------------------ writing
+# One writer of the line (kbest_line, features_field); what differs between the files is only how the
+# numbers are printed, and both printings are part of files compared byte for byte:
+# * EXACT, lines that were read and are written again (smtlib kbest merge/convert, pools): the shortest
+#   text that reads back to the same double, so nothing read is changed;
+# * DECODED, the lines smtlib decode writes and the lattice tuners' aggregated paths: dense and sparse
+#   values with 6 significant digits (Moses's precision), the total with 10.
+@dataclasses.dataclass(frozen=True)
+class NumberPrinting:
+    """How a k-best line prints its feature values and its total."""
 
-    parts = []
-    pos = 0
-    for group in groups:
-        parts.append(group.render(dense_values[pos : pos + group.size]))
-        pos += group.size
-    parts += [f"{name}= {format_value(value)}" for name, value in sparse]
-    line = f"{sentence_id} ||| {text} ||| {' '.join(parts)} ||| {'' if total is None else format_value(total)}"
-    if extra is not None:
-        line += f" ||| {extra}"
-    return line
+    value: Callable[[float], str]
+    total: Callable[[float], str]
 
 
-# ------------------------------------------------------------------ the decoder's and the lattice tuners' lines
-# The lines `smtlib decode` writes and the lattice tuners' aggregated paths: dense values with 6
-# significant digits, the total with 10 (render_line above re-writes lines that were read, with
-# smtlib.weights.format_value). Both printings are part of the files the workflow compares byte for
-# byte, so they stay as they are, here in the one module that owns the line format.
-def feature_text(texts: list[str], sparse: dict[str, float], groups: list[tuple[str, int]]) -> str:
-    """The features field of a k-best line: ``Name= v ... sparse_name= v`` from the values' text."""
+EXACT = NumberPrinting(format_value, format_value)
+DECODED = NumberPrinting("{:.6g}".format, "{:.10g}".format)
+
+
+def features_field(groups: Sequence[FeatureGroup | tuple[str, int]], value_texts: Sequence[str],
+                   sparse_texts: Iterable[tuple[str, str]]) -> str:
+    """The features field from the printed values: each dense group in order, then ``name= v`` per
+    sparse feature.
+
+    A group is a :class:`FeatureGroup` (its style: Moses ``Name= v ...``, old Moses ``name: v ...``,
+    Joshua ``name=v``) or a ``(label, size)`` pair, written in Moses's style.
+    """
     parts = []
     col = 0
-    for name, count in groups:
-        parts.append(f"{name}= " + " ".join(texts[col : col + count]))
-        col += count
-    parts += [f"{name}= {v:.6g}" for name, v in sparse.items()]
+    for group in groups:
+        label, size, style = (group.label, group.size, group.style) if isinstance(group, FeatureGroup) else (*group, "=")
+        if style == "joshua":
+            parts.append(f"{label}={value_texts[col]}")
+        else:
+            parts.append(f"{label}{style} " + " ".join(value_texts[col : col + size]))
+        col += size
+    parts += [f"{name}= {text}" for name, text in sparse_texts]
     return " ".join(parts)
 
 
-def kbest_line(sent_id: int, hyp: str, features: str, total: float) -> str:
-    """One Moses n-best line from its parts: ``ID ||| hyp ||| features ||| total``."""
-    return f"{sent_id} ||| {hyp} ||| {features} ||| {total:.10g}"
+def kbest_line(sent_id: int, hyp: str, features: str, total_text: str, extra: str | None = None) -> str:
+    """One Moses n-best line from its printed fields: ``ID ||| hyp ||| features ||| total [||| extra]``."""
+    line = f"{sent_id} ||| {hyp} ||| {features} ||| {total_text}"
+    return line if extra is None else f"{line} ||| {extra}"
 
 
-def format_kbest_line(sent_id: int, hyp: str, dense: np.ndarray, sparse: dict[str, float], total: float,
-                      groups: list[tuple[str, int]]) -> str:
-    """One Moses n-best line: ``ID ||| hyp ||| Name= v ... sparse= v ||| total``."""
-    texts = [f"{v:.6g}" for v in np.asarray(dense, dtype=np.float64).tolist()]
-    return kbest_line(sent_id, hyp, feature_text(texts, sparse, groups), total)
+def format_line(sent_id: int, hyp: str, groups: Sequence[FeatureGroup | tuple[str, int]], dense,
+                sparse: Iterable[tuple[str, float]], total: float | None, printing: NumberPrinting,
+                extra: str | None = None) -> str:
+    """One n-best line from its values, printed by ``printing`` (no total: an empty total field)."""
+    value = printing.value
+    features = features_field(groups, [value(v) for v in np.asarray(dense, dtype=np.float64).tolist()],
+                              [(name, value(v)) for name, v in sparse])
+    return kbest_line(sent_id, hyp, features, "" if total is None else printing.total(total), extra)

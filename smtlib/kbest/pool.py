@@ -28,13 +28,14 @@ from smtlib.io import atomic_output, decode_utf8, read_bytes
 from smtlib.kbest import scanner
 from smtlib.kbest.format import (
     BLANKS,
+    EXACT,
     FeatureGroup,
     FileLayout,
     decide_layout,
     describe_groups,
+    format_line,
     layout_key,
     parse_line,
-    render_line,
 )
 
 
@@ -247,18 +248,6 @@ def _first_lines(text: str, count: int) -> list[str]:
     return lines
 
 
-def _layout_arrays(layout: FileLayout):
-    labels = [g.label.encode("utf-8") for g in layout.groups]
-    label_data = np.frombuffer(b"".join(labels), dtype=np.uint8) if labels else np.zeros(0, dtype=np.uint8)
-    label_off = np.zeros(len(labels) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in labels], out=label_off[1:])
-    sizes = np.array([g.size for g in layout.groups], dtype=np.int64)
-    col_start = np.zeros(len(sizes), dtype=np.int64)
-    if len(sizes):
-        col_start[1:] = np.cumsum(sizes)[:-1]
-    return label_data, label_off, sizes, col_start, int(sizes.sum())
-
-
 class _PoolBuilder:
     """Reads files into chunks; :meth:`build` merges them and drops duplicates per sentence.
 
@@ -375,16 +364,8 @@ class _PoolBuilder:
     # -- the compiled scanner -------------------------------------------------------------------
     def _scan(self, path: str, data: bytes, text: str, layout: FileLayout) -> _Chunk:
         array = np.frombuffer(data, dtype=np.uint8)
-        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        label_data, label_off, sizes, col_start, width = _layout_arrays(layout)
-        zmert = layout.dialect == "zmert"
-        style = 0 if zmert else (61 if layout.dialect == "moses" else 58)
-        if zmert:
-            width = layout.groups[0].size
         (status, bad_line, ids, totals, dense, text_buf, text_end, text_flag, hyp_span, extra_start,
-         sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow) = scanner.scan(
-            array, n_lines, layout.n_fields, layout.has_total, style, label_data, label_off, sizes, col_start, width,
-            zmert, layout.dialect == "moses")  # fmt: skip
+         sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow) = scanner.scan_layout(data, layout)
         if status != scanner.OK:
             check_id_order(ids[: bad_line - 1], path)
             self._raise_at(path, text, bad_line, layout, status)
@@ -405,7 +386,7 @@ class _PoolBuilder:
         for row in np.flatnonzero(text_flag):
             h0, h1 = hyp_span[row]
             texts[row] = " ".join(data[h0:h1].decode("utf-8").split())
-        extras: list[str | None] = [None] * n_lines
+        extras: list[str | None] = [None] * len(ids)
         if layout.n_fields > 4:
             ends = np.flatnonzero(array == 10)
             extras = [data[s:e].decode("utf-8").strip() for s, e in zip(extra_start.tolist(), ends.tolist(), strict=True)]
@@ -640,7 +621,7 @@ def iter_lines(pool: KBestPool) -> Iterable[str]:
         pairs = [(names[c], v) for c, v in zip(sparse.indices[lo:hi], sparse.data[lo:hi], strict=True)]
         total = float(pool.totals[r]) if with_totals else None
         extra = pool.extras[r] if pool.extras[r] is not None or not with_extras else ""
-        yield render_line(int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, total, extra)
+        yield format_line(int(sentence[r]), pool.texts[r], pool.groups, pool.dense[r], pairs, total, EXACT, extra)
 
 
 def write_pool(pool: KBestPool, path: str | os.PathLike) -> None:

@@ -9,7 +9,7 @@ its number; the caller then parses that line with :func:`~smtlib.kbest.format.pa
 raises the error with its message. The Moses dialects (``moses``, ``moses-old``) and Z-MERT's are
 read here; Joshua's lines, whose feature sets differ, go through the line parser.
 
-Numbers: a token with at most 19 significant digits, a mantissa m <= 2^53 and a decimal exponent
+Numbers: a token with at most 18 significant digits, a mantissa m <= 2^53 and a decimal exponent
 e with |e| <= 22 is converted as m * 10^e or m / 10^-e, which IEEE arithmetic rounds correctly
 because both operands are exact (Clinger 1990, "How to read floating point numbers accurately",
 the fast path); any other number (longer, larger, smaller) is handed back and converted by
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from smtlib.kbest.format import FileLayout
 
 OK = 0
 EMPTY_LINE = 1
@@ -86,7 +88,7 @@ def _number(data, s, e, pow10):
         d = data[i] - 48
         if mantissa == 0 and d == 0:
             pass
-        elif significant < 19:
+        elif significant < 18:  # 18 digits fit an int64; 19 could wrap (9.3e18 > 2^63)
             mantissa = mantissa * 10 + d
             significant += 1
         else:
@@ -100,7 +102,7 @@ def _number(data, s, e, pow10):
             d = data[i] - 48
             if mantissa == 0 and d == 0:
                 shift -= 1
-            elif significant < 19:
+            elif significant < 18:
                 mantissa = mantissa * 10 + d
                 significant += 1
                 shift -= 1
@@ -412,3 +414,29 @@ def scan(data, n_lines, n_fields, has_total, style, label_data, label_off, sizes
             if n_fields > 4:
                 extra_start[row] = seps[3] + 3
     return OK, 0, ids, totals, dense, text[:tpos], text_end, text_flag, hyp_span, extra_start, sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow
+
+
+def _layout_arrays(layout: FileLayout):
+    """The layout's dense labels as :func:`scan` takes them: label bytes, offsets, sizes, first columns, width."""
+    labels = [g.label.encode("utf-8") for g in layout.groups]
+    label_data = np.frombuffer(b"".join(labels), dtype=np.uint8) if labels else np.zeros(0, dtype=np.uint8)
+    label_off = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in labels], out=label_off[1:])
+    sizes = np.array([g.size for g in layout.groups], dtype=np.int64)
+    col_start = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes):
+        col_start[1:] = np.cumsum(sizes)[:-1]
+    return label_data, label_off, sizes, col_start, int(sizes.sum())
+
+
+def scan_layout(data: bytes, layout: FileLayout):
+    """:func:`scan` of a whole file's bytes against ``layout`` (a Moses, old Moses or Z-MERT layout of
+    :func:`~smtlib.kbest.format.decide_layout`); returns what :func:`scan` returns."""
+    label_data, label_off, sizes, col_start, width = _layout_arrays(layout)
+    zmert = layout.dialect == "zmert"
+    style = 0 if zmert else (_EQ if layout.dialect == "moses" else _COLON)
+    if zmert:
+        width = layout.groups[0].size
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    return scan(np.frombuffer(data, dtype=np.uint8), n_lines, layout.n_fields, layout.has_total, style, label_data,
+                label_off, sizes, col_start, width, zmert, layout.dialect == "moses")

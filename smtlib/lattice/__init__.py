@@ -54,7 +54,7 @@ only wires files to the two layers below):
    met on an envelope are collected; the objective is the BLEU of the Viterbi paths
    (:func:`smtlib.lattice.paths.viterbi_paths`).
 3. **lattice: write.** :func:`smtlib.lattice.problem.path_lines` formats the collected paths as
-   n-best lines (:func:`smtlib.kbest.format.format_kbest_line`) and
+   n-best lines (:func:`smtlib.kbest.format.format_line`) and
    :func:`smtlib.lattice.problem.write_paths` writes them, with the paths given, for the next
    iteration's ``--kbest``.
 

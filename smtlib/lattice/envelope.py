@@ -22,7 +22,7 @@ thousands of edges into the goal and tens into many other nodes, and most of the
 that beats the envelope built so far). Before merging, :func:`_first_change` replays what the
 merge's pushes would decide for the incoming lines with the same floating-point operations, and
 the merge is skipped when none of them changes the envelope, or starts at the first line that may;
-the envelopes are bit-identical to those of the plain merge (tests/test_lattice_envelope_fast.py),
+the envelopes are bit-identical to those of the plain merge (tests/unit/lattice/test_envelope_fast.py),
 and the envelope pass takes about two thirds of its former CPU time (benchmarks/lattice_tuners.py).
 
 The node loop (:func:`_propagate`) rebinds no array: numba counts references of array variables
@@ -129,7 +129,7 @@ def _first_change(cs, ci, cx, c, n_cur, env_s, env_i, j, j_hi, bk, ak):
 
     Lines are met in slope order, so when one of them may change the hull, all lines of earlier gaps
     have been shown harmless: the stack is hull lines ``0..p`` when the first line of its gap comes.
-    The result is bit-identical to the plain merge (tests/test_lattice_envelope_fast.py compares
+    The result is bit-identical to the plain merge (tests/unit/lattice/test_envelope_fast.py compares
     every node's envelope with a plain-Python merge without these shortcuts).
     """
     p = -1

@@ -252,6 +252,16 @@ def _edge_line(line: str, names: list[str], n_nodes: int, path, lineno: int):
     return tail, head, tuple(fields[1].split()), values, sparse
 
 
+def check_format_line(first: str, path) -> None:
+    """Line 1 of a lattice file must be :data:`FORMAT`; a file with Windows line ends is told so."""
+    line = first.rstrip("\n")
+    if line == FORMAT:
+        return
+    if line == FORMAT + "\r":
+        raise InputError("Windows line ends (CRLF): the lines of a lattice file end in \\n only", path, 1)
+    raise InputError(f"not a lattice file (first line should be {FORMAT!r})", path, 1)
+
+
 def iter_lattices(path: str | os.PathLike) -> Iterator[Lattice]:
     """Read a lattice file block by block.
 
@@ -268,9 +278,7 @@ def iter_lattices(path: str | os.PathLike) -> Iterator[Lattice]:
         On a malformed file, naming the file and the 1-based line.
     """
     with open_text(path, what="lattice file") as fh:
-        first = fh.readline()
-        if first.rstrip("\n") != FORMAT:
-            raise InputError(f"not a lattice file (first line should be {FORMAT!r})", path, 1)
+        check_format_line(fh.readline(), path)
         second = fh.readline()
         parts = second.split()
         if not parts or parts[0] != "#features" or not second.endswith("\n"):

@@ -21,7 +21,7 @@ import numpy as np
 from smtlib.bleu.stats import BleuSettings, preprocess
 from smtlib.errors import InputError
 from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
-from smtlib.kbest.format import format_kbest_line
+from smtlib.kbest.format import DECODED, format_line
 from smtlib.kbest.pool import read_pool
 from smtlib.lattice.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.lattice.reader import read_lattice_set
@@ -179,7 +179,7 @@ def _path_lines_chunk(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], w
         h = np.concatenate([dense[p], sp_sum])
         sparse = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
         hyp = " ".join(tokens[word_bounds[p] : word_bounds[p + 1]])
-        out.append((s, format_kbest_line(s, hyp, h[:d], sparse, float(h @ weights), groups)))
+        out.append((s, format_line(s, hyp, groups, h[:d], sparse.items(), float(h @ weights), DECODED)))
     return out
 
 

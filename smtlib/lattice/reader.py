@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
-from smtlib.lattice.format import FORMAT
+from smtlib.lattice.format import check_format_line
 from smtlib.lattice.lattice_set import LatticeSetBuilder, release_free_memory
 from smtlib.errors import InputError
 
@@ -99,6 +99,8 @@ def _scan_lattices(data, n_dense):
         m, j, ok3 = _parse_int(data, j, eol)
         if not (ok1 and ok2 and ok3):
             return 1, line_start, sents[:ns], tails[:ne], heads[:ne], wspan[:nw], woff[: ne + 1], dspan[:ne], spans[:nsp], soff[: ne + 1]
+        if nn < 2 or m < 1:
+            return 6, line_start, sents[:ns], tails[:ne], heads[:ne], wspan[:nw], woff[: ne + 1], dspan[:ne], spans[:nsp], soff[: ne + 1]
         if ns == cap_s:
             bigger = np.empty((2 * cap_s, 3), dtype=np.int64)
             bigger[:ns] = sents[:ns]
@@ -446,6 +448,7 @@ _ERRORS = {
     3: "edge line must be 'tail head ||| words ||| dense values ||| sparse'",
     4: "edge must satisfy 0 <= tail < head < NODES",
     5: "sparse feature must be name=value",
+    6: "a lattice has 2 nodes and 1 edge at least",
 }
 
 
@@ -493,9 +496,7 @@ def _chunks(path, chunk_bytes: int):
 
             stream = gzip.GzipFile(fileobj=raw, mode="rb")
         reader = io.BufferedReader(stream, buffer_size=1 << 20)
-        first = reader.readline().rstrip(b"\n").decode("utf-8", errors="replace")
-        if first != FORMAT:
-            raise InputError(f"not a lattice file (first line should be {FORMAT!r})", path, 1)
+        check_format_line(reader.readline().decode("utf-8", errors="replace"), path)
         second = reader.readline().rstrip(b"\n").decode("utf-8", errors="replace")
         if not second.startswith("#features"):
             raise InputError("missing '#features' line", path, 2)
@@ -508,6 +509,9 @@ def _chunks(path, chunk_bytes: int):
             except (OSError, EOFError, zlib.error) as exc:
                 raise InputError(f"cannot read: {exc}", path) from None
             if not block:
+                if rest and not rest.endswith(b"\n"):
+                    raise InputError("the last line has no line end: the file looks truncated", path,
+                                     line + rest.count(b"\n"))
                 if rest:
                     yield rest, line
                 return

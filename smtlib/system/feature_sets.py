@@ -5,7 +5,7 @@ collects), the model directory (:mod:`smtlib.system.modeldir`), the decoder and 
 (whether TranslationModel0 carries the sparse field), the workflow (``rules/common.smk``: which
 components a system needs, the ``{fs}`` wildcard) and the reports (column titles) all read it.
 Adding a feature set is one entry in :data:`FEATURE_SETS` (and, where the workflow's config names
-it, the schema enum, which ``tests/test_feature_sets.py`` checks against this table).
+it, the schema enum, which ``tests/integration/workflow/test_config_schema.py`` checks against this table).
 
 =========  =====  =====  ==========  ======================================  ==================
 name       TMs    LMs    reordering  sparse templates (TM0's sixth field)    count bins

@@ -24,7 +24,7 @@ measurements: on Moses's test_scorer_data (tune on sentences 0-49 from an LM-onl
 50-99) BLEU in 0-1 gives no update at all in 400 epochs for C = 0.01, 0.001 and 0.0001 (the margin
 ΔB is too small against real feature differences, so the hinge is never positive and the weights
 stay at the start: 8.78 tune / 9.83 held-out BLEU), while in percent every epoch updates and BLEU
-rises to 14.46 / 13.27 (C = 0.001). ``tests/test_tuner_cmira.py`` checks these facts; see
+rises to 14.46 / 13.27 (C = 0.001). ``tests/unit/tuners/test_cmira.py`` checks these facts; see
 ``smtlib/tuners/README.md`` for the numbers on a Multi30k pool.
 
 Other metrics (``smtlib tune cmira --metric``, issue 25). Tan et al. write B for "the metric" and

@@ -32,8 +32,8 @@ true (non-decomposable) BLEU: that search is greedy, so its result depends on th
 partial derivations meet and is not the maximum of any fixed objective; the linear one is exact
 for its objective, and the tests check it against brute-force enumeration of small lattices. How far
 its hope is from the hope under the true ``B`` is measured on enumerated random lattices
-(tests/test_lattice_tuning.py, pseudo-document of ~1,000 words): without clipping the two hopes agree on
-99-100 % of lattices (the remaining difference is second order and vanishes as BG grows); with
+(tests/unit/tuners/test_lattice_tuners.py, pseudo-document of ~1,000 words): without clipping the two
+hopes agree on 99-100 % of lattices (the remaining difference is second order and vanishes as BG grows); with
 clipping, which ``B_lin`` cannot see, they agree on 68 % of lattices of a 9-word toy vocabulary (many
 repeated words) and the linear hope's true objective falls short of the optimum by 3.2 % of its range
 on average. Real sentences repeat n-grams less, so clipping matters less there.

@@ -59,7 +59,7 @@ from smtlib.decoder.decoder import Decoder, DecoderConfig
 from smtlib.decoder.model import Weights, prepare_tokens
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
-from smtlib.kbest.format import kbest_line
+from smtlib.kbest.format import DECODED, kbest_line
 from smtlib.system.modeldir import read_model_spec
 from smtlib.tuners.sgd import PAIR_TESTS, update_sentence
 
@@ -195,7 +195,7 @@ def decode_pass(
             if not kbest:
                 continue
             if out_kb is not None:
-                out_kb.writelines(kbest_line(i, kl.hyp, kl.features, kl.total) + "\n" for kl in kbest)
+                out_kb.writelines(kbest_line(i, kl.hyp, kl.features, DECODED.total(kl.total)) + "\n" for kl in kbest)
             n = len(kbest)
             n_hyps += n
             texts = [kl.hyp for kl in kbest]

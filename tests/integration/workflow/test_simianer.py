@@ -1,0 +1,129 @@
+"""rules/simianer.smk (Simianer, Riezler & Dyer 2012, Table 2) through `snakemake -n`: the job counts
+of the quick and the full configuration, counted independently from the configured dimensions, and
+the sharded loop's base cases (zero start, jackknifed fold models, each algorithm's next start)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.support.workflow_runner import REPO, job_counts, jobs_of, snakemake, write_config
+
+QUICK = REPO / "config/simianer_quick.yaml"
+
+
+def expected_jobs(sim: dict) -> dict[str, int]:
+    """Jobs of the `simianer` target from a fresh directory, from the configuration alone."""
+    runs = [(r["algorithm"], r["data"], g) for r in sim["runs"] for g in r["groups"]]
+    templated = {g["name"] for g in sim["groups"] if g["templates"]}
+    train_groups = {g for a, d, g in runs if d == "train"}
+    folds = sim.get("folds") or sim["shards"]
+    shard_jobs = sum(sim["epochs"] * (sim["shards"] if d == "train" else 1) for _, d, _ in runs)
+    jobs = {
+        "data_train": 1, "data_dev": 1, "data_test": 2,  # devtest and test
+        "train_prepare": 1, "train_align": 1, "train_lm": 2, "train_phrases0": 1, "train_phrases1": 1,
+        "train_assemble": 1, "simianer_shards": 1,
+        "simianer_fold_work": folds, "simianer_fold_phrases0": folds, "simianer_fold_phrases1": folds,
+        "simianer_fold_assemble": folds,
+        "simianer_fold_lm": 2 * folds if sim["fold_lms"] else 0,  # LM0 and LM1 of each fold
+        # a templated group: one full model, plus one per fold when it is trained on the shards
+        "simianer_templates": sum(1 + (folds if g in train_groups else 0) for g in templated),
+        "simianer_zero": len(runs),
+        "simianer_shard_pass": shard_jobs,
+        "simianer_mix": len(runs) * sim["epochs"], "simianer_devtest": len(runs) * sim["epochs"],
+        "simianer_choose": len(runs), "simianer_test": len(runs),
+        "simianer_table": 1, "simianer_plot": 1, "simianer": 1,
+    }
+    return {rule: count for rule, count in jobs.items() if count}
+
+
+def _dry_run(tmp_path, data_dir, *targets, configfile=QUICK):
+    r = snakemake(tmp_path, "-n", *targets, configfile=configfile, data_dir=data_dir, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    return out
+
+
+def _config(path):
+    base = yaml.safe_load((REPO / "config/config.yaml").read_text())["simianer"]
+    return {**base, **(yaml.safe_load(path.read_text()).get("simianer", {}) if path else {})}
+
+
+def test_quick_dry_run_counts_every_job(tmp_path, data_dir):
+    counts = job_counts(_dry_run(tmp_path, data_dir, "simianer"))
+    expected = expected_jobs(_config(QUICK))
+    assert counts.pop("total") == sum(expected.values())
+    assert counts == expected
+
+
+@pytest.mark.slow
+def test_full_dry_run_counts_every_job(tmp_path, data_dir):
+    out = _dry_run(tmp_path, data_dir, "simianer", "--quiet", "rules", configfile=None)
+    counts = job_counts(out)
+    expected = expected_jobs(_config(None))
+    assert counts.pop("total") == sum(expected.values())
+    assert counts == expected
+    assert expected["simianer_shard_pass"] == 10 * (5 + 29 * (5 + 5 + 3))  # Table 2's 18 rows, 10 epochs
+
+
+def test_the_loop_starts_at_zero_and_mixes_between_epochs(tmp_path, data_dir):
+    out = _dry_run(tmp_path, data_dir, "simianer")
+    root = "results/simianer/de-en"
+    decodes = {j["wildcards"]: j for j in jobs_of(out, "simianer_shard_pass")}
+
+    def decode(group, run, epoch, shard):
+        return decodes[f"pair=de-en, fgroup={group}, algo={run.split('-')[0]}, tdata={run.split('-')[1]}, "
+                       f"epoch={epoch}, shard={shard}"]["input"].split(", ")
+
+    # epoch 1 starts from the zero vector of every run
+    assert decode("default", "itermixsgd-train", 1, 2)[1] == f"{root}/default/itermixsgd-train/ep0/next.weights"
+    # Algorithm 3/4: epoch 2 starts every shard from the mixed vector; Algorithm 1 from its own weights
+    assert decode("default", "itermixsgd-train", 2, 2)[1] == f"{root}/default/itermixsgd-train/ep1/next.weights"
+    assert decode("id-ng-shape", "iterselsgd-train", 2, 0)[1] == f"{root}/id-ng-shape/iterselsgd-train/ep1/next.weights"
+    assert decode("default", "sgd-dev", 2, 0)[1] == f"{root}/default/sgd-dev/ep1/shard0.weights"
+    # jackknifing: training shard z is decoded with fold z's model; dev with the full-corpus model
+    assert decode("default", "itermixsgd-train", 1, 1)[0] == f"{root}/folds/f1/medium/model.yaml"
+    assert decode("id-ng-shape", "itermixsgd-train", 1, 2)[0] == f"{root}/models/f2/id-ng-shape/model.yaml"
+    assert decode("default", "itermixsgd-train", 1, 1)[2] == f"{root}/shards/shard1.src"
+    assert decode("default", "sgd-dev", 1, 0)[0] == "results/systems/de-en/medium/model.yaml"
+    assert decode("default", "sgd-dev", 1, 0)[2] == "results/data/de-en/dev.src"
+    # fold f1 leaves shard 1 out (folds = shards)
+    folds = {j["wildcards"]: j for j in jobs_of(out, "simianer_fold_work")}
+    assert f"{root}/shards/shard1.ids" in folds["pair=de-en, fold=1"]["input"]
+    assert f"{root}/shards/shard0.ids" not in folds["pair=de-en, fold=1"]["input"]
+    # selection only for Algorithm 4; the mix of epoch 2 reads epoch 1's state
+    mixes = {j["wildcards"]: j for j in jobs_of(out, "simianer_mix")}
+    mix2 = mixes["pair=de-en, fgroup=id-ng-shape, algo=iterselsgd, tdata=train, epoch=2"]
+    assert f"{root}/id-ng-shape/iterselsgd-train/ep1/mix.json" in mix2["input"]
+    assert mix2["input"].count("ep2/shard") == 3
+
+
+def test_fold_models_use_the_folds_own_lms_unless_shared(tmp_path, data_dir):
+    out = _dry_run(tmp_path, data_dir, "simianer")
+    root = "results/simianer/de-en"
+    assemble = {j["wildcards"]: j for j in jobs_of(out, "simianer_fold_assemble")}["pair=de-en, fold=1"]
+    assert f"{root}/folds/f1/lm/lm.0.arpa.gz" in assemble["input"] and f"{root}/folds/f1/lm/lm.1.json" in assemble["input"]
+    lms = {j["wildcards"]: j for j in jobs_of(out, "simianer_fold_lm")}
+    assert lms["pair=de-en, fold=1, index=0"]["input"] == f"{root}/folds/f1/work/corpus.tgt"
+    config = yaml.safe_load(QUICK.read_text())
+    config["simianer"]["fold_lms"] = False
+    out = _dry_run(tmp_path / "shared", data_dir, "simianer", configfile=write_config(tmp_path / "c.yaml", config))
+    assert "simianer_fold_lm" not in job_counts(out)
+
+
+def test_grouped_folds_leave_out_every_shard_of_the_fold(tmp_path, data_dir):
+    config = yaml.safe_load(QUICK.read_text())
+    config["simianer"].update(shards=4, folds=2)
+    out = _dry_run(tmp_path, data_dir, "simianer", configfile=write_config(tmp_path / "c.yaml", config))
+    counts = job_counts(out)
+    assert counts["simianer_fold_phrases0"] == 2 and counts["simianer_shard_pass"] == 2 * (2 + 4 + 4 + 4)
+    fold1 = next(j for j in jobs_of(out, "simianer_fold_work") if j["wildcards"] == "pair=de-en, fold=1")
+    assert "shard1.ids" in fold1["input"] and "shard3.ids" in fold1["input"] and "shard0.ids" not in fold1["input"]
+
+
+def test_algorithm_1_on_training_shards_is_rejected(tmp_path, data_dir):
+    config = yaml.safe_load(QUICK.read_text())
+    config["simianer"]["runs"] = [{"algorithm": "sgd", "data": "train", "groups": ["default"]}]
+    r = snakemake(tmp_path, "-n", "simianer", configfile=write_config(tmp_path / "c.yaml", config),
+                  data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "Algorithm 1 (sgd) tunes on dev" in r.stdout + r.stderr
