@@ -83,7 +83,7 @@ from smtlib.weights import write_weights
 DEFAULT_TM0_SYMMETRIZATION = "grow-diag-final-and"
 DEFAULT_TM1_SYMMETRIZATION = "union"
 #: translations kept per source phrase when a phrase table is written (the decoder keeps fewer per
-#: sentence: smtlib.decoder.model.DECODER_TABLE_LIMIT)
+#: sentence: smtlib.decoder.settings.DECODER_TABLE_LIMIT)
 PHRASE_TABLE_LIMIT = 100
 
 
