@@ -2,10 +2,10 @@
 # functions of the tuning loop (its base cases) and of the systems, and the wildcard constraints.
 # The plain functions behind them (paths, run lists, command-line options) are the importable
 # smtlib.workflow (tested in tests/unit/workflow/); here they are bound to `config` and to the jobs'
-# wildcards. A stage's own helpers sit next to its rules: the lattice and online-MIRA tuners' at the
-# top of rules/tune_lattice.smk and rules/tune_online.smk, the evaluation's at the top of
-# rules/evaluate.smk, the tables' and figures' in rules/report_common.smk, the replay's in
-# rules/replay_common.smk, Simianer's in rules/simianer_common.smk.
+# wildcards. A stage's own helpers sit next to its rules, in a file of their own (snakemake --lint
+# wants no functions among rules): the lattice and online-MIRA tuners' in rules/tuners_common.smk,
+# the tables' and figures' in rules/report_common.smk, the replay's in rules/replay_common.smk,
+# Simianer's in rules/simianer_common.smk.
 # The rules call these by name; no rule holds a lambda or logic of its own.
 
 import difflib
@@ -417,6 +417,34 @@ def run_meta(wildcards):
         f"{k}={getattr(wildcards, k)}"
         for k in ("pair", "fs", "method", "setting", "sample")
     )
+
+
+# ---------------------------------------------------------------- input functions: a run's test sets
+def test_scores(wildcards):
+    """The scores of the run's test outputs: each test set's, in each evaluation metric (BLEU's by
+    decode_test, the others' by score_test)."""
+    return [
+        f"{run_of(wildcards)}/test.{t}.{m}.json"
+        for t in test_sets(wildcards.pair)
+        for m in EVALUATION_METRICS
+    ]
+
+
+def test_arguments(wildcards):
+    """`--test NAME=FILE` arguments of a run summary: each test set of the pair, in each metric."""
+    return " ".join(
+        f"{t}={run_of(wildcards)}/test.{t}.{m}.json"
+        for t in test_sets(wildcards.pair)
+        for m in EVALUATION_METRICS
+    )
+
+
+def test_src(wildcards):
+    return data_path(wildcards.pair, f"test.{wildcards.testset}.src")
+
+
+def test_ref(wildcards):
+    return data_path(wildcards.pair, f"test.{wildcards.testset}.ref")
 
 
 # ---------------------------------------------------------------- wildcard constraints

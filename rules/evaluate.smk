@@ -3,37 +3,6 @@
 # theirs); one summary per run.
 
 
-# ---------------------------------------------------------------- helpers
-def test_scores(wildcards):
-    """The scores of the run's test outputs: each test set's, in each evaluation metric (BLEU's by
-    decode_test, the others' by score_test)."""
-    return [
-        f"{run_of(wildcards)}/test.{t}.{m}.json"
-        for t in test_sets(wildcards.pair)
-        for m in EVALUATION_METRICS
-    ]
-
-
-def test_arguments(wildcards):
-    """`--test NAME=FILE` arguments of a run summary: each test set of the pair, in each metric."""
-    return " ".join(
-        f"{t}={run_of(wildcards)}/test.{t}.{m}.json"
-        for t in test_sets(wildcards.pair)
-        for m in EVALUATION_METRICS
-    )
-
-
-def test_src(wildcards):
-    return data_path(wildcards.pair, f"test.{wildcards.testset}.src")
-
-
-def test_ref(wildcards):
-    return data_path(wildcards.pair, f"test.{wildcards.testset}.ref")
-
-
-# ---------------------------------------------------------------- rules
-
-
 rule decode_test:
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),

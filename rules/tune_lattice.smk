@@ -7,29 +7,6 @@
 # paths) and writes the aggregation for it+1. A lattice is deleted once its iteration is tuned.
 
 
-# ---------------------------------------------------------------- helpers
-def prev_paths(wildcards):
-    """The paths aggregated up to iteration it-1 (lattice tuners); none at it=1."""
-    it = int(wildcards.it)
-    return [] if it == 1 else [f"{run_of(wildcards)}/it{it - 1}/paths.kbest.gz"]
-
-
-def paths_option(wildcards, input):
-    """`--kbest FILE` for the aggregated paths, when there are any."""
-    return f"--kbest {input.paths}" if input.paths else ""
-
-
-def lattice_tune_threads(wildcards):
-    return options.lattice_tune_threads(wildcards.method)
-
-
-def lattice_beam():
-    return config["tuning"]["lattice_beam"]
-
-
-# ---------------------------------------------------------------- rules
-
-
 rule decode_dev_lattice:
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),

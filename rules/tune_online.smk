@@ -7,40 +7,6 @@
 # it{it}/mixed.weights the next epoch's start, it{it}/mira.json the sums and each shard's pseudo-document.
 
 
-# ---------------------------------------------------------------- helpers
-def mira_start(wildcards):
-    """The weights an online-MIRA epoch starts from: the initial weights, else the last mixture."""
-    it = int(wildcards.it)
-    if it == 1:
-        return model_dir(wildcards.pair, wildcards.fs, "init.weights")
-    return f"{run_of(wildcards)}/it{it - 1}/mixed.weights"
-
-
-def mira_prev_state(wildcards):
-    """The mixing state (running average, pseudo-documents) of epoch it-1; none at it=1."""
-    it = int(wildcards.it)
-    return [] if it == 1 else [f"{run_of(wildcards)}/it{it - 1}/mira.json"]
-
-
-def state_option(wildcards, input):
-    return f"--state {input.state}" if input.state else ""
-
-
-def mira_shard_results(wildcards):
-    """The shard results of epoch it (iterative parameter mixing, McDonald et al. 2010): the run's
-    `shards` (its settings, else the tuner's default)."""
-    shards = options.tuner_param(
-        config, wildcards.pair, wildcards.method, wildcards.setting, "shards"
-    )
-    return [
-        f"{run_of(wildcards)}/it{wildcards.it}/mira.shard{k}.json"
-        for k in range(int(shards))
-    ]
-
-
-# ---------------------------------------------------------------- rules
-
-
 rule mira_shard:
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
