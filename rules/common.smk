@@ -23,6 +23,7 @@ from smtlib.data.corpora import PAIRS
 from smtlib.errors import InputError
 from smtlib.system.align import canonical_symmetrization
 from smtlib.system.feature_sets import FEATURE_SETS
+from smtlib.system.modeldir import DEFAULT_WEIGHTS
 from smtlib.tuners.registry import check_metric, input_kind, list_tuners
 from smtlib.workflow import options, paths, runs
 from smtlib.workflow.paths import (
@@ -30,6 +31,7 @@ from smtlib.workflow.paths import (
     first_benchmark,
     first_log,
     first_path,
+    initial_weights,
     model_dir,
     run_benchmark,
     run_dir,
@@ -366,7 +368,7 @@ def prev_weights(wildcards):
     """Weights decoded at iteration it: the initial weights (§4.2) at it=1, else those tuned at it-1."""
     it = int(wildcards.it)
     if it == 1:
-        return model_dir(wildcards.pair, wildcards.fs, "init.weights")
+        return initial_weights(wildcards.pair, wildcards.fs)
     return f"{run_of(wildcards)}/it{it - 1}/weights"
 
 

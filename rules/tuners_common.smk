@@ -28,7 +28,7 @@ def mira_start(wildcards):
     """The weights an online-MIRA epoch starts from: the initial weights, else the last mixture."""
     it = int(wildcards.it)
     if it == 1:
-        return model_dir(wildcards.pair, wildcards.fs, "init.weights")
+        return initial_weights(wildcards.pair, wildcards.fs)
     return f"{run_of(wildcards)}/it{it - 1}/mixed.weights"
 
 

@@ -65,6 +65,16 @@ run_path, run_log, run_benchmark = Tree(RUN).path, Tree(RUN).log, Tree(RUN).benc
 first_path, first_log, first_benchmark = Tree(FIRST).path, Tree(FIRST).log, Tree(FIRST).benchmark
 
 
+def initial_weights(pair: str, feature_set: str) -> str:
+    """Where every tuning run of a system starts (Cherry & Foster 2012, §4.2: `smtlib data init-weights`).
+
+    Not the system's own weights, ``default.weights`` (smtlib.system.modeldir.DEFAULT_WEIGHTS). The
+    file keeps its name ``init.weights``: every decode of iteration 1 reads it, and a renamed input
+    would make Snakemake redo each finished run ("set of input files has changed").
+    """
+    return model_dir(pair, feature_set, "init.weights")
+
+
 def run_dir(pair: str, feature_set: str, method: str, setting: str, sample: int | str) -> str:
     """One tuning run: (pair, feature set, method, hyper-parameter setting, dev sub-sample)."""
     return RUN.format(pair=pair, fs=feature_set, method=method, setting=setting, sample=sample)

@@ -24,7 +24,7 @@ def test_the_first_decode_is_shared_per_system_and_cut_per_sample():
 
 def test_system_and_data_files():
     assert paths.model_dir("ja-en", "big") == "results/systems/ja-en/big"
-    assert paths.model_dir("ja-en", "big", "init.weights") == "results/systems/ja-en/big/init.weights"
+    assert paths.initial_weights("ja-en", "big") == "results/systems/ja-en/big/init.weights"
     assert paths.work_path("ja-en", "lm.0.json") == "results/systems/ja-en/work/lm.0.json"
     assert paths.data_path("de-en") == "results/data/de-en"
     assert paths.data_path("de-en", "dev/s1.ids") == "results/data/de-en/dev/s1.ids"
