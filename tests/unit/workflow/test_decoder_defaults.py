@@ -1,8 +1,10 @@
 """The decoder's search settings have one owner, smtlib.decoder.settings.DecoderConfig; the copies that
-must stay (the config schema's defaults and enum, config/config.yaml that a user reads) are held to it
-and to each other here, so that a drift fails a test instead of changing the runs silently."""
+must stay (the config schema's defaults and enum, config/config.yaml and config/README.md that a user
+reads) are held to it and to each other here, so that a drift fails a test instead of changing the runs
+silently."""
 
 import pathlib
+import re
 
 import yaml
 
@@ -38,3 +40,16 @@ def test_the_schemas_bounds_are_what_the_decoder_takes():
 def test_the_config_a_user_reads_states_the_schemas_defaults():
     config = yaml.safe_load((REPO / "config/config.yaml").read_text(encoding="utf-8"))
     assert config["decoder"] == {name: spec["default"] for name, spec in DECODER.items()}
+
+
+def test_the_config_readme_states_the_schemas_defaults():
+    """config/README.md's decoder rows: | `decoder.a`, `decoder.b` | `default a`, `default b` | ... |"""
+    rows = [line.split("|")[1:3] for line in (REPO / "config/README.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| `decoder.")]
+    documented = {}
+    for keys, defaults in rows:
+        names, values = re.findall(r"`decoder\.(\w+)`", keys), re.findall(r"`([^`]*)`", defaults)
+        assert len(names) == len(values), keys
+        documented.update(zip(names, values))
+    assert documented == {name: "null" if spec["default"] is None else str(spec["default"])
+                          for name, spec in DECODER.items()}
