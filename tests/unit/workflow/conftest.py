@@ -4,14 +4,13 @@ it, as ``snakemake --configfile`` merges) validated against the schema, which fi
 from __future__ import annotations
 
 import copy
-import pathlib
 
 import pytest
 import yaml
 
 from smtlib.workflow.config import merge
+from tests.support.repo import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "config" / "schema" / "config.schema.yaml"
 
 

@@ -3,14 +3,13 @@ must stay (the config schema's defaults and enum, config/config.yaml and config/
 reads) are held to it and to each other here, so that a drift fails a test instead of changing the runs
 silently."""
 
-import pathlib
 import re
 
 import yaml
 
 from smtlib.decoder.settings import SEARCH_SETTINGS, SEARCHES, DecoderConfig, search_defaults
+from tests.support.repo import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
 SCHEMA = yaml.safe_load((REPO / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
 DECODER = SCHEMA["properties"]["decoder"]["properties"]
 # the workflow searches with cube pruning at 200 pops, not the decoder's stack search (measured against it
