@@ -6,7 +6,8 @@
 #   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data -- results/table4.tsv
 #   snakemake --report report.html --config data_dir=../shared/data -- results/table4_vs_paper.tsv
 #
-# Every stage is one file in rules/; every helper is in rules/common.smk; settings in config/.
+# Every stage is one file in rules/; the shared helpers are in rules/common.smk (their plain functions in
+# smtlib/workflow/), a stage's own next to its rules; settings in config/.
 
 import os
 
@@ -19,12 +20,15 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/system.smk"
 include: "rules/tune.smk"
+include: "rules/tuners_common.smk"
 include: "rules/tune_lattice.smk"
 include: "rules/tune_online.smk"
 include: "rules/overfit.smk"
 include: "rules/evaluate.smk"
+include: "rules/report_common.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
+include: "rules/replay_common.smk"
 include: "rules/replay.smk"
 include: "rules/simianer_common.smk"
 include: "rules/simianer.smk"

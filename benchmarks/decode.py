@@ -2,7 +2,7 @@
 
 Decodes the same input (default: Multi30k val fr, 1,014 sentences, lowercased and tokenized) with the
 same model (default ``resources/benchmarks/models/fr-en-medium``, built there with ``smtlib train build``
-when missing, see ``benchmarks/_inputs.py``) and weights (default the model's ``weights.init``)
+when missing, see ``benchmarks/_inputs.py``) and weights (default the model's ``default.weights``)
 and the same settings (stack 100, distortion limit 6, table limit 20, 100-best distinct, one thread):
 
 * ours: ``--search stack`` and ``--search cube`` at each ``--pop-limits`` value, in one child process
@@ -52,6 +52,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from _inputs import find_model  # noqa: E402  (benchmarks/_inputs.py, beside this script)
+from smtlib.system.modeldir import default_weights_file  # noqa: E402
 
 #: ``../shared`` beside the repository, or ``$SMTLIB_SHARED`` (e.g. for a git worktree elsewhere)
 SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared"))
@@ -145,7 +146,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="model directory (smtlib train; default: a Medium fr-en system built once "
                     "into resources/benchmarks/models)")
-    ap.add_argument("--weights", help="weights file (default: the model's weights.init)")
+    ap.add_argument("--weights", help="weights file (default: the model's default.weights)")
     ap.add_argument("--input", help="source sentences (default: Multi30k val fr)")
     ap.add_argument("--ref", help="references for BLEU (default: Multi30k val en when --input is not given)")
     ap.add_argument("--limit", type=int, default=0, help="first N sentences only")
@@ -166,7 +167,7 @@ def main() -> None:
     model = pathlib.Path(args.model) if args.model else find_model("medium")
     if not (model / "model.yaml").is_file():
         sys.exit(f"no model at {model} (build one with `smtlib train build`, or pass --model DIR)")
-    weights = pathlib.Path(args.weights) if args.weights else model / "weights.init"
+    weights = pathlib.Path(args.weights) if args.weights else default_weights_file(model)
     if not weights.is_file():
         sys.exit(f"no weights: pass --weights (the model has no {weights.name})")
     if args.input:

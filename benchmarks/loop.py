@@ -1,27 +1,30 @@
 """One whole tuning run per method through the real commands, per stage, and the full Table 4 estimate.
 
 Runs the tuning loop of each ``--methods`` on the Medium fr->en system, the Multi30k dev set (or its
-first ``--dev N`` sentences) and the workflow's settings (``config/config.yaml``: k, iterations,
-lattice beam, seed, decoder and BLEU options, method settings), command by command as the workflow's
-rules run them (one loop kind per tuner kind, :func:`smtlib.tuners.registry.input_kind`):
+first ``--dev N`` sentences) and the workflow's settings (``config/config.yaml``, ``--configfile``
+merged over it: k, iterations, lattice beam, seed, decoder and BLEU options, method settings). The
+commands are the workflow's own: ``snakemake -n -p`` plans the method's default run (Medium,
+sub-sample 0 = the whole dev set; :func:`planned_loop`) and each planned job's shell command is run,
+command by command, in a work tree laid out as the workflow's ``results/`` (:func:`lay_out`: the
+Medium system, its initial weights, the dev set), with the decodes on one process
+(``--set-threads``). The loop's shape is the rules' (one loop kind per tuner kind,
+:func:`smtlib.tuners.registry.input_kind`):
 
 - **k-best** (``rules/tune.smk``; kbmira, mert, pro, ...): the dev set is decoded once with the
   initial weights (``decode_first``: k-best and 1-best, shared by every method) and cut to the run's
   sub-sample (``first_sample``: slice, score, the binary pool of iteration 1); iteration 1 tunes on
   that pool (``tune_first``); iteration ``it >= 2`` decodes with the weights of ``it-1`` and scores
   the 1-best (``decode_dev``), adds the k-best list to the pool of ``it-1`` and tunes (``tune``);
-  iteration N+1 only decodes and scores. See :func:`kbest_iteration_commands`.
+  iteration N+1 only decodes and scores.
 - **lattice** (``rules/tune_lattice.smk``; lbmert, lbmira): every iteration, 1 included, decodes its
   own search graph with the weights of ``it-1`` (``decode_dev_lattice``: ``--lattice-beam`` from
   ``tuning.lattice_beam``, 0 = unpruned) and scores the 1-best; the tuner reads that lattice plus the
   paths aggregated by iterations 1..it-1 (``--kbest``) and writes the aggregation for ``it+1``
   (``--paths-out``; ``tune_lattice``). The lattice is deleted once tuned (a temp() in the rule).
-  See :func:`lattice_iteration_commands`.
 - **online** (``rules/tune_online.smk``; mira): epoch ``it`` runs one ``mira_shard`` job per shard
   (``shards`` from ``method_settings`` or the tuner's default, 8) from the mixture of ``it-1``, with
   the mixing state of ``it-1``, then ``mira_mix``; the weights of ``it-1`` are decoded and scored at
   ``it >= 2`` by ``decode_dev`` (iteration 1's BLEU is the shared first decode's).
-  See :func:`online_iteration_commands`.
 
 Every command runs as its own child process and is measured with ``os.wait4`` (CPU = user + system,
 peak RSS). ``smtlib decode`` runs with one process and reports its own phases (model loading,
@@ -92,11 +95,6 @@ nothing checks that). ``--models`` holds ``fr-en-small``,
 ``fr-en-medium`` and ``fr-en-big`` model directories (default: ``resources/benchmarks/models``,
 built there from ``../shared/data`` with ``smtlib train`` when missing). Last line:
 ``table4_hours_2_cores: X`` (followed by ``(incomplete: ...)`` when something is not measured).
-
-Keep :func:`kbest_iteration_commands` and :func:`first_commands` in step with ``rules/tune.smk``,
-:func:`lattice_iteration_commands` with ``rules/tune_lattice.smk``, :func:`online_iteration_commands`
-with ``rules/tune_online.smk`` (and ``decode_dev`` of ``rules/tune.smk``), the option helpers with
-``rules/common.smk``.
 """
 
 from __future__ import annotations
@@ -109,12 +107,19 @@ import json
 import os
 import pathlib
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 import yaml
+
+from smtlib.workflow import options
+from smtlib.workflow.config import merge as merge_config
+from smtlib.workflow.paths import FIRST, data_path, first_dir, model_dir, run_dir
+from smtlib.workflow.runs import DEFAULT
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when imported by the tests
 from _inputs import measure  # noqa: E402  (benchmarks/_inputs.py, beside this script)
@@ -155,7 +160,7 @@ def decode_phases(stderr: str, cpu: float) -> dict[str, float]:
     return {"load": load, "options": opts, "search": search, "kbest": kbest, "write": max(cpu - loop - load, 0.0)}
 
 
-# ---------------------------------------------------------------- the workflow's settings (rules/common.smk)
+# ---------------------------------------------------------------- the workflow's settings (smtlib.workflow)
 def workflow_config(overlay: pathlib.Path | None = None) -> dict:
     """``config/config.yaml``, with ``overlay`` merged over it as ``snakemake --configfile`` merges it
     (nested mappings key by key, anything else replaced)."""
@@ -167,53 +172,18 @@ def workflow_config(overlay: pathlib.Path | None = None) -> dict:
     return cfg
 
 
-def merge_config(base: dict, over: dict) -> dict:
-    """``over`` merged into ``base`` in place: mappings recursively, other values replaced."""
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            merge_config(base[key], value)
-        else:
-            base[key] = value
-    return base
-
-
 def decoder_options(cfg: dict) -> list[str]:
-    """``decoder_options`` of rules/common.smk (backend smtlib)."""
-    d = cfg["decoder"]
-    opts = ["--stack-size", str(d["stack_size"]), "--distortion-limit", str(d["distortion_limit"]),
-            "--table-limit", str(d["table_limit"])]
-    if d.get("search", "stack") != "stack":
-        opts += ["--search", str(d["search"]), "--pop-limit", str(d["pop_limit"])]
-    return opts
+    """The workflow's search options (smtlib.workflow.options.decoder_options, backend smtlib)."""
+    return shlex.split(options.decoder_options(cfg["decoder"]))
 
 
 def bleu_options(cfg: dict) -> list[str]:
-    return ["--tokenize", cfg["bleu"]["tokenize"]] + (["--lowercase"] if cfg["bleu"]["lowercase"] else [])
-
-
-def method_params(cfg: dict, method: str) -> dict:
-    """The method's configured hyper-parameters for Table 4's pair (``tune_settings`` of rules/common.smk)."""
-    settings = dict((cfg.get("method_settings") or {}).get(method, {}))
-    settings.update((cfg.get("pair_method_settings") or {}).get(PAIR, {}).get(method, {}))
-    return settings
+    return shlex.split(options.bleu_options(cfg["bleu"]))
 
 
 def tune_settings(cfg: dict, method: str) -> list[str]:
-    out = []
-    for key, value in method_params(cfg, method).items():
-        out += ["--set", f"{key}={value}"]
-    return out
-
-
-def tune_seed(cfg: dict, it: int) -> str:
-    return str(cfg["tuning"]["seed"] * 1000 + it)
-
-
-def mira_shards(cfg: dict, method: str) -> int:
-    """``tuner_param(wildcards, "shards")`` of rules/common.smk for the default setting."""
-    from smtlib.tuners.registry import get_tuner_class
-
-    return int(method_params(cfg, method).get("shards", get_tuner_class(method).defaults["shards"]))
+    """`--set` options of the method's default run on Table 4's pair (smtlib.workflow.options)."""
+    return shlex.split(options.tune_settings(cfg, PAIR, method, DEFAULT))
 
 
 def loop_kind(method: str) -> str:
@@ -222,169 +192,158 @@ def loop_kind(method: str) -> str:
     return input_kind(method)
 
 
-# ---------------------------------------------------------------- one tuning run
+# ---------------------------------------------------------------- one tuning run, as the workflow plans it
+# The rules of one run's loop, and of the first decode its k-best and online runs share
+LOOP_RULES = ("decode_first", "first_sample", "decode_dev", "tune_first", "tune", "decode_dev_lattice",
+              "tune_lattice", "mira_shard", "mira_mix")
+# threads of the decodes: one process, for the decoder's phases (the estimate counts the same CPU)
+ONE_PROCESS = [f"{rule}=1" for rule in ("decode_first", "decode_dev", "decode_dev_lattice")]
+_LOGGED = re.compile(r"^(.*) > (\S+) 2>&1$")
+
+
+@dataclasses.dataclass
+class Job:
+    """One job of ``snakemake -n -p``'s listing: its rule, wildcards and shell command."""
+
+    rule: str
+    wildcards: dict[str, str]
+    shell: str
+
+
 @dataclasses.dataclass
 class Command:
-    """One command of a rule's job: its stage name, argv, where its stdout goes, sentences it handles."""
+    """One command of a rule's job: its stage name, argv, where its stdout goes (relative to the work
+    tree), sentences it handles. Stage ``rename`` is the job's ``mv X.tmp X`` (done, not measured)."""
 
     rule: str
     stage: str
     argv: list[str]
-    stdout: pathlib.Path | None
+    stdout: str | None
     sentences: int
 
 
 @dataclasses.dataclass
 class Inputs:
-    """What every run of one measurement shares: the Medium model, dev data, initial weights, settings."""
+    """What every run of one measurement shares: a work tree laid out as the workflow's (the Medium
+    model, the dev data as sub-sample 0, the initial weights), the settings and the dev sentences."""
 
-    model: pathlib.Path
-    src: pathlib.Path
-    ref: pathlib.Path
-    ids: pathlib.Path
-    init: pathlib.Path
+    work: pathlib.Path
     cfg: dict
     sentences: int
-    first: pathlib.Path
 
 
-def _decode(rule: str, data: Inputs, weights: pathlib.Path, here: pathlib.Path, lattice: bool) -> list[Command]:
-    """A dev decode with ``weights`` and the scoring of its 1-best (rules decode_dev, decode_dev_lattice)."""
-    cfg = data.cfg
-    out = (["--lattice", str(here / "dev.lattice.gz"), "--lattice-beam", str(cfg["tuning"]["lattice_beam"])]
-           if lattice else ["--kbest", str(here / "dev.kbest.gz"), "--k", str(cfg["tuning"]["k"])])
-    return [
-        Command(rule, "decode", ["smtlib", "decode", "--model", str(data.model), "--weights", str(weights),
-                                 "--input", str(data.src), *out, "--output", str(here / "dev.1best"), "--jobs", "1",
-                                 *decoder_options(cfg)], None, data.sentences),
-        Command(rule, "score", ["smtlib", "bleu", "--refs", str(data.ref), "--hyps", str(here / "dev.1best"),
-                                *bleu_options(cfg)], here / "dev.bleu.json", data.sentences),
-    ]
+def parse_listing(text: str) -> list[Job]:
+    """The jobs of ``snakemake -n -p``'s output, with their wildcards and shell command (if any)."""
+    jobs: list[Job] = []
+    current = None
+    for line in text.splitlines():
+        m = re.fullmatch(r"(?:local)?rule (\w+):", line.strip())
+        if m:
+            current = Job(m.group(1), {}, "")
+            jobs.append(current)
+        elif current is not None and line.strip().startswith("wildcards:"):
+            current.wildcards = wildcards_of(line.strip()[len("wildcards:"):].strip())
+        elif current is not None and line.startswith("Shell command: "):
+            current.shell = line[len("Shell command: "):]
+            current = None
+        elif not line.strip():
+            current = None
+    return jobs
 
 
-def first_commands(data: Inputs) -> list[Command]:
-    """The shared first decode (rule decode_first) and the sub-sample's share of it (rule first_sample).
-
-    Keep in step with rules/tune.smk.
-    """
-    first, cfg, n = data.first, data.cfg, data.sentences
-    share = first / "s0"
-    return [
-        Command("decode_first", "decode",
-                ["smtlib", "decode", "--model", str(data.model), "--weights", str(data.init), "--input", str(data.src),
-                 "--kbest", str(first / "dev.kbest.gz"), "--k", str(cfg["tuning"]["k"]),
-                 "--output", str(first / "dev.1best"), "--jobs", "1", *decoder_options(cfg)], None, n),
-        Command("first_sample", "merge",
-                ["smtlib", "kbest", "slice", "--ids", str(data.ids), "--kbest", str(first / "dev.kbest.gz"),
-                 str(share / "dev.kbest.gz"), "--lines", str(first / "dev.1best"), str(share / "dev.1best")], None, n),
-        Command("first_sample", "score", ["smtlib", "bleu", "--refs", str(data.ref), "--hyps", str(share / "dev.1best"),
-                                          *bleu_options(cfg)], share / "dev.bleu.json", n),
-        Command("first_sample", "merge",
-                ["smtlib", "kbest", "add", "--kbest", str(share / "dev.kbest.gz"), "--refs", str(data.ref),
-                 *bleu_options(cfg), "--out", str(share / "dev.pool")], None, n),
-    ]
+def stage_of(argv: list[str]) -> str:
+    """The stage a command's CPU counts in (see the module docstring)."""
+    if argv[:1] == ["mv"]:
+        return "rename"
+    sub = argv[1] if len(argv) > 1 and argv[0] == "smtlib" else None
+    if sub == "decode":
+        return "decode"
+    if sub == "bleu":
+        return "score"
+    if sub == "kbest" or (sub == "tune" and "--mix" in argv):
+        return "merge"
+    if sub == "tune":
+        return "tune"
+    raise SystemExit(f"loop: a planned command of unknown stage: {shlex.join(argv)}")
 
 
-def kbest_iteration_commands(it: int, run: pathlib.Path, method: str, data: Inputs, last: bool) -> list[Command]:
-    """The commands of iteration ``it`` of one k-best run. Keep in step with rules/tune.smk.
-
-    Iteration 1 (rule tune_first) tunes on the shared pool of :func:`first_commands`; iteration
-    ``it >= 2`` decodes and scores (rule decode_dev), then adds its k-best list to the pool of
-    ``it-1`` and tunes (rule tune); the last iteration only decodes and scores.
-    """
-    cfg, ref, n = data.cfg, data.ref, data.sentences
-    here = run / f"it{it}"
-    prev = data.init if it == 1 else run / f"it{it - 1}" / "weights"
-    tune = ["smtlib", "tune", method, "--refs", str(ref), "--init", str(prev), "--out", str(here / "weights"),
-            "--info", str(here / "tune.json"), "--seed", tune_seed(cfg, it), *tune_settings(cfg, method),
-            *bleu_options(cfg)]
-    if it == 1:
-        return [Command("tune_first", "tune", [*tune, "--pool", str(data.first / "s0" / "dev.pool")], None, n)]
-    cmds = _decode("decode_dev", data, prev, here, lattice=False)
-    if last:
-        return cmds
-    previous = data.first / "s0" / "dev.pool" if it == 2 else run / f"it{it - 1}" / "dev.pool"
-    return cmds + [
-        Command("tune", "merge", ["smtlib", "kbest", "add", "--pool", str(previous), "--kbest",
-                                  str(here / "dev.kbest.gz"), "--refs", str(ref), *bleu_options(cfg),
-                                  "--out", str(here / "dev.pool")], None, n),
-        Command("tune", "tune", [*tune, "--pool", str(here / "dev.pool")], None, n),
-    ]
+def job_commands(job: Job, sentences: int) -> list[Command]:
+    """A planned job's shell command as the commands it chains: ``(A && B > X.tmp && mv X.tmp X) > LOG
+    2>&1`` gives A, B (its stdout to X.tmp) and the rename; the log redirection is dropped (the
+    measurement reads each command's stderr)."""
+    m = _LOGGED.match(job.shell)
+    if m is None:
+        raise SystemExit(f"loop: rule {job.rule}'s command does not end in '> LOG 2>&1': {job.shell}")
+    body = m.group(1).strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1]
+    commands = []
+    for part in body.split(" && "):
+        argv = shlex.split(part)
+        stdout = None
+        if ">" in argv:
+            at = argv.index(">")
+            argv, stdout = argv[:at], argv[at + 1]
+        commands.append(Command(job.rule, stage_of(argv), argv, stdout, sentences))
+    return commands
 
 
-# the workflow's name for it: kept for callers of the k-best loop
-iteration_commands = kbest_iteration_commands
+def planned_loop(cfg: dict, iterations: dict[str, int]) -> list[Job]:
+    """The jobs of each method's default run on Medium, sub-sample 0 (the whole dev set), as
+    ``snakemake -n -p`` plans them (its best weights and learning curve as the target) with ``cfg``'s
+    settings and the method's iterations: one dry run per iteration count, in an empty directory.
+    The measured methods are added to the extended methods (a method's wildcard must be a configured one)."""
+    jobs: list[Job] = []
+    for n in sorted(set(iterations.values())):
+        methods = [m for m, its in iterations.items() if its == n]
+        plan_cfg = merge_config(json.loads(json.dumps(cfg)), {"tuning": {"iterations": n}})
+        plan_cfg["extended_methods"] = list(dict.fromkeys(plan_cfg["extended_methods"] + methods))
+        targets = [f"{run_dir(PAIR, 'medium', m, DEFAULT, 0)}/curve.tsv" for m in methods]
+        with tempfile.TemporaryDirectory() as tmp:
+            overlay = pathlib.Path(tmp) / "loop.yaml"
+            overlay.write_text(yaml.safe_dump(plan_cfg), encoding="utf-8")
+            text = _dry_run(pathlib.Path(tmp) / "plan", ["-p", "--configfile", str(overlay), "--set-threads",
+                                                         *ONE_PROCESS], targets)
+        jobs += [j for j in parse_listing(text) if j.rule in LOOP_RULES]
+    return jobs
 
 
-def lattice_iteration_commands(it: int, run: pathlib.Path, method: str, data: Inputs, last: bool) -> list[Command]:
-    """The commands of iteration ``it`` of one lattice run. Keep in step with rules/tune_lattice.smk.
-
-    Every iteration decodes the dev set to its search graph with the weights of ``it-1`` (the
-    initial weights at ``it = 1``) and scores the 1-best (rule decode_dev_lattice); all but the last
-    then tune on that lattice and the paths aggregated up to ``it-1`` (rule tune_lattice:
-    ``--kbest`` from ``it >= 2`` on, ``--paths-out`` for ``it+1``).
-    """
-    cfg, n = data.cfg, data.sentences
-    here = run / f"it{it}"
-    prev = data.init if it == 1 else run / f"it{it - 1}" / "weights"
-    cmds = _decode("decode_dev_lattice", data, prev, here, lattice=True)
-    if last:
-        return cmds
-    paths = [] if it == 1 else ["--kbest", str(run / f"it{it - 1}" / "paths.kbest.gz")]
-    threads = "2" if method == "lbmert" else "1"  # rules/common.smk lattice_tune_threads (CPU counts both)
-    return cmds + [Command("tune_lattice", "tune",
-                           ["smtlib", "tune", method, "--lattice", str(here / "dev.lattice.gz"), *paths,
-                            "--jobs", threads,
-                            "--refs", str(data.ref), "--init", str(prev), "--out", str(here / "weights"),
-                            "--paths-out", str(here / "paths.kbest.gz"), "--info", str(here / "tune.json"),
-                            "--seed", tune_seed(cfg, it), *tune_settings(cfg, method), *bleu_options(cfg)],
-                           None, n)]
+def _dry_run(workdir: pathlib.Path, extra: list[str], targets: list[str]) -> str:
+    """``snakemake -n`` of ``targets`` in ``workdir`` (the shared data as data_dir): its output."""
+    res = subprocess.run(["snakemake", "-n", "-s", str(ROOT / "Snakefile"), "-d", str(workdir), "--cores", "2",
+                          *extra, "--config", f"data_dir={SHARED}", "--", *targets], capture_output=True, text=True,
+                         env={**os.environ, "SMTLIB_WARMUP": "0"})
+    if res.returncode != 0:
+        sys.exit(f"snakemake -n failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
+    return res.stdout
 
 
-def online_iteration_commands(it: int, run: pathlib.Path, method: str, data: Inputs, last: bool) -> list[Command]:
-    """The commands of epoch ``it`` of one online-MIRA run. Keep in step with rules/tune_online.smk
-    (and rule decode_dev of rules/tune.smk, which decodes the online runs' weights too).
-
-    From ``it >= 2`` on, the weights of ``it-1`` are decoded (k-best, as decode_dev) and scored
-    (iteration 1's BLEU is the shared first decode's); all but the last iteration then run one
-    mira_shard job per shard from the mixture of ``it-1`` (the initial weights at ``it = 1``) with
-    the mixing state of ``it-1`` (none at ``it = 1``), and a mira_mix job averages them.
-    """
-    cfg, n = data.cfg, data.sentences
-    here = run / f"it{it}"
-    cmds = [] if it == 1 else _decode("decode_dev", data, run / f"it{it - 1}" / "weights", here, lattice=False)
-    if last:
-        return cmds
-    start = data.init if it == 1 else run / f"it{it - 1}" / "mixed.weights"
-    state = [] if it == 1 else ["--state", str(run / f"it{it - 1}" / "mira.json")]
-    shards = mira_shards(cfg, method)
-    results = [here / f"mira.shard{k}.json" for k in range(shards)]
-    for k, result in enumerate(results):
-        cmds.append(Command("mira_shard", "tune",
-                            ["smtlib", "tune", method, "--model", str(data.model), "--source", str(data.src),
-                             "--refs", str(data.ref), "--init", str(start), *state, "--shard", str(k),
-                             "--out", str(result), "--seed", tune_seed(cfg, it), *tune_settings(cfg, method),
-                             *decoder_options(cfg), *bleu_options(cfg)], None, len(range(k, n, shards))))
-    cmds.append(Command("mira_mix", "merge",
-                        ["smtlib", "tune", method, "--mix", *map(str, results), *state, *tune_settings(cfg, method),
-                         "--out", str(here / "weights"), "--mixed-out", str(here / "mixed.weights"),
-                         "--state-out", str(here / "mira.json"), "--info", str(here / "tune.json")], None, n))
-    return cmds
+_ORDER = {"decode_first": 0, "first_sample": 1, "decode_dev": 2, "decode_dev_lattice": 2, "tune_first": 3, "tune": 3,
+          "tune_lattice": 3, "mira_shard": 3, "mira_mix": 4}
 
 
-LOOPS = {"kbest": kbest_iteration_commands, "lattice": lattice_iteration_commands,
-         "online": online_iteration_commands}
+def loop_order(jobs: list[Job]) -> list[Job]:
+    """The jobs in an order their inputs allow: by iteration, then decode, tune (shards in order), mix."""
+    def key(j: Job) -> tuple:
+        return (int(j.wildcards.get("it", 0)), _ORDER[j.rule], int(j.wildcards.get("shard", 0)))
+
+    return sorted(jobs, key=key)
 
 
-def run_commands(cmds: list[Command], label: str, it: int, log: pathlib.Path) -> list[dict]:
-    """Run and measure ``cmds``: one row per stage (a decode is split into its phases)."""
+def run_commands(cmds: list[Command], label: str, it: int, work: pathlib.Path, log: pathlib.Path) -> list[dict]:
+    """Run and measure ``cmds`` in the work tree: one row per stage (a decode is split into its phases)."""
     rows = []
     for c in cmds:
-        if c.stdout is not None:
-            c.stdout.parent.mkdir(parents=True, exist_ok=True)
-        m = measure(c.argv, ROOT, c.stdout)
+        if c.stage == "rename":
+            os.replace(work / c.argv[1], work / c.argv[2])
+            continue
+        stdout = work / c.stdout if c.stdout is not None else None
+        if stdout is not None:
+            stdout.parent.mkdir(parents=True, exist_ok=True)
+        m = measure(c.argv, work, stdout)
         base = {"method": label, "rule": c.rule, "it": it, "peak_mib": m.peak_mib, "sentences": c.sentences}
         if c.stage == "decode":
+            log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text(m.stderr, encoding="utf-8")
             for name, sec in decode_phases(m.stderr, m.cpu).items():
                 rows.append({**base, "stage": name, "cpu": sec, "wall": sec * m.wall / max(m.cpu, 1e-9)})
@@ -398,33 +357,71 @@ def run_commands(cmds: list[Command], label: str, it: int, log: pathlib.Path) ->
     return rows
 
 
-def shared_first(data: Inputs) -> list[dict]:
+def shared_first(data: Inputs, jobs: list[Job]) -> list[dict]:
     """The shared first decode and the pool of iteration 1, measured (rows labelled ``first``)."""
-    (data.first / "s0").mkdir(parents=True, exist_ok=True)
-    return run_commands(first_commands(data), "first", 1, data.first / "decode.log")
+    mine = loop_order([j for j in jobs if j.rule in ("decode_first", "first_sample")])
+    mine = list({j.shell: j for j in mine}.values())  # planned once per iteration count
+    cmds = [c for j in mine for c in job_commands(j, data.sentences)]
+    _make_dirs(data.work, cmds)
+    first = data.work / FIRST.format(pair=PAIR, fs="medium")
+    return run_commands(cmds, "first", 1, data.work, first / "decode.log")
 
 
-def tuning_run(method: str, data: Inputs, iterations: int, work: pathlib.Path) -> list[dict]:
-    """Every iteration's stages (``iterations`` + the last decode): one row per (iteration, stage)."""
-    run = work / method
-    commands = LOOPS[loop_kind(method)]
+def _make_dirs(work: pathlib.Path, cmds: list[Command]) -> None:
+    """The directories every command writes into (Snakemake makes its jobs' output directories)."""
+    for c in cmds:
+        for arg in [*c.argv, c.stdout or ""]:
+            if arg.startswith("results/"):
+                (work / arg).parent.mkdir(parents=True, exist_ok=True)
+
+
+def tuning_run(method: str, data: Inputs, jobs: list[Job]) -> list[dict]:
+    """Every iteration's jobs of the method's run (its iterations + the last decode): one row per
+    (iteration, stage). The lattice of an iteration is deleted once tuned (a temp() in the rule)."""
+    mine = [j for j in jobs if j.wildcards.get("method") == method]
+    run = data.work / run_dir(PAIR, "medium", method, DEFAULT, 0)
     rows = []
-    for it in range(1, iterations + 2):
-        here = run / f"it{it}"
-        here.mkdir(parents=True, exist_ok=True)
-        rows += run_commands(commands(it, run, method, data, last=it == iterations + 1), method, it,
-                             here / "decode.log")
-        (here / "dev.lattice.gz").unlink(missing_ok=True)  # temp() in rules/tune_lattice.smk
+    for it in sorted({int(j.wildcards["it"]) for j in mine}):
+        now = loop_order([j for j in mine if int(j.wildcards["it"]) == it])
+        shards = sum(j.rule == "mira_shard" for j in now)
+        cmds = []
+        for j in now:
+            n = len(range(int(j.wildcards["shard"]), data.sentences, shards)) if j.rule == "mira_shard" \
+                else data.sentences
+            cmds += job_commands(j, n)
+        _make_dirs(data.work, cmds)
+        rows += run_commands(cmds, method, it, data.work, run / f"it{it}" / "decode.log")
+        (run / f"it{it}" / "dev.lattice.gz").unlink(missing_ok=True)
     return rows
 
 
 def dev_bleus(work: pathlib.Path, method: str, iterations: int) -> list[float]:
     """Dev BLEU of the weights of iterations 0..N (``dev_bleus`` of rules/common.smk)."""
-    run = work / method
+    run = work / run_dir(PAIR, "medium", method, DEFAULT, 0)
     lattice = loop_kind(method) == "lattice"
-    paths = [run / "it1" / "dev.bleu.json" if lattice else work / "first" / "s0" / "dev.bleu.json"]
+    first = work / first_dir(PAIR, "medium", 0) / "dev.bleu.json"
+    paths = [run / "it1" / "dev.bleu.json" if lattice else first]
     paths += [run / f"it{i}" / "dev.bleu.json" for i in range(2, iterations + 2)]
     return [json.loads(p.read_text())["score"] for p in paths]
+
+
+def lay_out(work: pathlib.Path, model: pathlib.Path, src: pathlib.Path, ref: pathlib.Path,
+            ids: pathlib.Path, cfg: dict) -> None:
+    """``work`` laid out as the workflow's results tree for the planned commands: the Medium system
+    (links to the model directory's files) with its initial weights, the dev set and its sub-sample 0."""
+    system = work / model_dir(PAIR, "medium")
+    system.mkdir(parents=True, exist_ok=True)
+    for entry in model.iterdir():
+        link = system / entry.name
+        if not link.exists():
+            link.symlink_to(entry.resolve())
+    subprocess.run(["smtlib", "data", "init-weights", "--model", str(model), "--out", str(system / "init.weights"),
+                    "--ones", *cfg["tuning"]["init_ones"]], check=True, capture_output=True)
+    data = work / data_path(PAIR)
+    (data / "dev").mkdir(parents=True, exist_ok=True)
+    for name, path in (("dev.src", src), ("dev.ref", ref), ("dev/s0.src", src), ("dev/s0.ref", ref),
+                       ("dev/s0.ids", ids)):
+        shutil.copyfile(path, data / name)
 
 
 # ---------------------------------------------------------------- models and data
@@ -583,27 +580,14 @@ def planned_jobs(target: str = "results/table4.tsv", configfile: pathlib.Path | 
     job's wildcards."""
     extra = ["--configfile", str(configfile.resolve())] if configfile is not None else []
     with tempfile.TemporaryDirectory() as tmp:
-        res = subprocess.run(["snakemake", "-n", "-s", str(ROOT / "Snakefile"), "-d", tmp, "--cores", "8", *extra,
-                              "--config", f"data_dir={SHARED}", "--", target], capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"snakemake -n failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    return parse_plan(res.stdout)
+        return parse_plan(_dry_run(pathlib.Path(tmp), extra, [target]))
 
 
 def parse_plan(text: str) -> dict[str, list[str]]:
     """Rule -> the wildcards line of each of its jobs, from ``snakemake -n``'s output."""
     jobs: dict[str, list[str]] = {}
-    rule = None
-    for line in text.splitlines():
-        line = line.strip()
-        m = re.fullmatch(r"(?:local)?rule (\w+):", line)
-        if m:
-            rule = m.group(1)
-            jobs.setdefault(rule, []).append("")
-        elif rule and line.startswith("wildcards:"):
-            jobs[rule][-1] = line[len("wildcards:"):].strip()
-        elif not line:
-            rule = None
+    for job in parse_listing(text):
+        jobs.setdefault(job.rule, []).append(", ".join(f"{k}={v}" for k, v in job.wildcards.items()))
     return jobs
 
 
@@ -938,17 +922,19 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     src, ref, ids = dev_data(work, args.dev)
     n_dev = len(src.read_text(encoding="utf-8").splitlines())
-    init = work / "init.weights"
-    subprocess.run(["smtlib", "data", "init-weights", "--model", str(dirs["medium"]), "--out", str(init),
-                    "--ones", *cfg["tuning"]["init_ones"]], check=True, capture_output=True)
-    data = Inputs(dirs["medium"], src, ref, ids, init, cfg, n_dev, work / "first")
     if not args.methods and not earlier:
         sys.exit("nothing to estimate from: give --methods to measure or --rows measured earlier")
+    tree = work / "tree"
+    lay_out(tree, dirs["medium"], src, ref, ids, cfg)
+    data = Inputs(tree, cfg, n_dev)
     t0 = time.perf_counter()
-    rows = shared_first(data) if args.methods else []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.parallel) as ex:
-        futures = [ex.submit(tuning_run, m, data, iterations[m], work) for m in args.methods]
-        rows += [r for f in futures for r in f.result()]
+    rows = []
+    if args.methods:
+        jobs = planned_loop(cfg, iterations)
+        rows = shared_first(data, jobs)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.parallel) as ex:
+            futures = [ex.submit(tuning_run, m, data, jobs) for m in args.methods]
+            rows += [r for f in futures for r in f.result()]
     wall = time.perf_counter() - t0
     factors = feature_set_factors(dirs, src, ref, cfg, min(args.factor_sentences, n_dev), work)
     if args.out:
@@ -963,7 +949,7 @@ def main() -> None:
         for method in ["first", *args.methods]:
             mine = [r for r in rows if r["method"] == method]
             per = {s: sum(r["cpu"] for r in mine if r["stage"] == s) for s in STAGES}
-            best = f"{max(dev_bleus(work, method, iterations[method])):9.2f}" if method != "first" else f"{'':9}"
+            best = f"{max(dev_bleus(tree, method, iterations[method])):9.2f}" if method != "first" else f"{'':9}"
             print(f"{method:<8} " + " ".join(f"{per[s]:8.1f}" for s in STAGES) + f" {sum(per.values()):8.1f}"
                   f" {max(r['peak_mib'] for r in mine):9.0f} {best}")
         print("(CPU seconds per stage, summed over iterations; peak = largest child RSS; first = the shared first "

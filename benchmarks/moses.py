@@ -21,7 +21,7 @@ ours higher and Moses higher (search differences).
 (default: ``resources/benchmarks/models``, each system built there with ``smtlib train build`` when
 missing, see ``benchmarks/_inputs.py``); ``--input`` defaults to Multi30k val fr from the shared data.
 Weights default to the model's
-``weights.init``; ``--weights medium=FILE`` gives another (several ``--weights`` for several runs of
+``default.weights``; ``--weights medium=FILE`` gives another (several ``--weights`` for several runs of
 one feature set: ``medium=A medium=B``). Last line: ``metric: value``, the share of sentences (%)
 where Moses (the first binary) agrees with us on the first weights of the first feature set.
 """
@@ -39,6 +39,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from _inputs import dev_set, find_model  # noqa: E402  (benchmarks/_inputs.py, beside this script)
+from smtlib.system.modeldir import default_weights_file  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -120,7 +121,7 @@ def main() -> None:
                     "resources/benchmarks/models)")
     ap.add_argument("--input", help="source text (default: Multi30k val fr)")
     ap.add_argument("--feature-sets", nargs="+", default=["medium"], choices=("small", "medium", "big"))
-    ap.add_argument("--weights", nargs="+", default=[], help="FEATURE_SET=FILE (default: the model's weights.init)")
+    ap.add_argument("--weights", nargs="+", default=[], help="FEATURE_SET=FILE (default: the model's default.weights)")
     ap.add_argument("--binaries", nargs="+", default=["moses", "moses2"])
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--limit", type=int, help="only the first N input lines")
@@ -141,7 +142,7 @@ def main() -> None:
     runs: list[tuple[str, pathlib.Path]] = []
     for fs in args.feature_sets:
         given = [pathlib.Path(w.split("=", 1)[1]) for w in args.weights if w.split("=", 1)[0] == fs]
-        runs += [(fs, w) for w in given] or [(fs, models[fs] / "weights.init")]
+        runs += [(fs, w) for w in given] or [(fs, default_weights_file(models[fs]))]
     tmp_ctx = tempfile.TemporaryDirectory(prefix="bench-moses-") if not args.keep else None
     tmp = pathlib.Path(args.keep or tmp_ctx.name)
     tmp.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ rule train_assemble_overfit:
         reordering=reordering_file("overfit"),
     output:
         spec=model_dir("{pair}", "overfit", "model.yaml"),
-        weights=model_dir("{pair}", "overfit", "weights.init"),
+        weights=model_dir("{pair}", "overfit", DEFAULT_WEIGHTS),
         compiled=model_dir("{pair}", "overfit", "compiled.bin"),
     conda:
         "../envs/smtlib.yaml"

@@ -170,7 +170,7 @@ rule simianer_fold_assemble:
         reordering=rules.simianer_fold_phrases0.output.reordering,
     output:
         spec=sim_fold_path("medium/model.yaml"),
-        weights=sim_fold_path("medium/weights.init"),
+        weights=sim_fold_path(f"medium/{DEFAULT_WEIGHTS}"),
         compiled=sim_fold_path("medium/compiled.bin"),
     conda:
         "../envs/smtlib.yaml"
@@ -193,7 +193,7 @@ rule simianer_templates:
         sim_medium_of,
     output:
         spec=sim_models_path("model.yaml"),
-        weights=sim_models_path("weights.init"),
+        weights=sim_models_path(DEFAULT_WEIGHTS),
         table=sim_models_path("phrase-table.0.gz"),
         compiled=sim_models_path("compiled.bin"),
     params:

@@ -4,6 +4,10 @@
 # small, medium and big share the alignment, TM1 and the LMs; phrase-table.0 carries the big
 # set's sparse field when big is built (a small/medium model ignores that field).
 # With decoder.backend moses, export_moses writes each system as a Moses system for the decode jobs.
+# A system directory holds two weight files: default.weights (train_assemble: the system's own,
+# Moses's hand-set training defaults, for decoding it untuned) and init.weights (init_weights: where
+# every tuning run starts, Cherry & Foster's §4.2). default.weights was called weights.init until
+# issue 26; no rule reads it, so a finished run does not rebuild its systems for the new name.
 
 
 rule train_prepare:
@@ -147,7 +151,7 @@ rule train_assemble:
         reordering=reordering_file(),
     output:
         spec=model_dir("{pair}", "{fs}", "model.yaml"),
-        weights=model_dir("{pair}", "{fs}", "weights.init"),
+        weights=model_dir("{pair}", "{fs}", DEFAULT_WEIGHTS),
         compiled=model_dir("{pair}", "{fs}", "compiled.bin"),
     params:
         reordering=reordering_option,
@@ -169,7 +173,7 @@ rule init_weights:
     input:
         rules.train_assemble.output.spec,
     output:
-        model_dir("{pair}", "{fs}", "init.weights"),
+        initial_weights("{pair}", "{fs}"),
     params:
         ones=" ".join(config["tuning"]["init_ones"]),
     conda:

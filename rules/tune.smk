@@ -27,7 +27,7 @@ include: "tune_metric.smk"
 rule decode_first:
     input:
         model=model_dir("{pair}", "{fs}", "model.yaml"),
-        weights=model_dir("{pair}", "{fs}", "init.weights"),
+        weights=initial_weights("{pair}", "{fs}"),
         src=data_path("{pair}", "dev.src"),
         moses=moses_system,
     output:

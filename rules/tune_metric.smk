@@ -1,5 +1,5 @@
 # Helpers of the runs tuned toward a metric other than BLEU (a {setting} ending in @METRIC, see
-# run_setting in rules/common.smk): their kept weights are those with the best dev score in METRIC
+# smtlib.workflow.runs.run_setting): their kept weights are those with the best dev score in METRIC
 # (rules score_first_dev, score_dev and select_best_metric of rules/tune.smk).
 
 _TUNED_TOWARD = "|".join(re.escape(m) for m in TUNING_METRICS if m != "bleu")
@@ -12,7 +12,7 @@ METRIC_RUN_SETTING = (
 
 def run_tuning_metric(wildcards):
     """The metric (or mixture) the run tunes toward, from its {setting} (`smtlib report best --metric`)."""
-    return setting_parts(wildcards.setting)[1]
+    return runs.setting_parts(wildcards.setting)[1]
 
 
 def dev_metric_scores(wildcards):

@@ -12,6 +12,7 @@ import numpy as np
 
 from smtlib.bleu.references import REFS_PREFIX_OPTION, references_for_pool
 from smtlib.bleu.stats import REF_LENGTH_RULES, BleuSettings, tokenizers
+from smtlib.decoder.settings import SEARCHES, search_defaults
 from smtlib.errors import InputError
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(BleuSettings)}
@@ -76,19 +77,22 @@ def add_search_options(parser, who: str = "") -> None:
     """The decoder's search settings (``--stack-size --search --pop-limit --distortion-limit --table-limit``).
 
     Every command that decodes (``smtlib decode``, ``smtlib tune mira``, ``smtlib sgd pass``) takes the
-    same five, so that the workflow's ``decoder_options()`` can be given to any of them. ``who``
-    prefixes the help texts (e.g. ``"mira: "``).
+    same five, so that the workflow's ``decoder_options()`` can be given to any of them; their defaults
+    and choices are :class:`~smtlib.decoder.settings.DecoderConfig`'s. ``who`` prefixes the help texts
+    (e.g. ``"mira: "``).
     """
-    parser.add_argument("--stack-size", type=int, default=100,
-                        help=f"{who}histogram pruning limit, 0 = none (default 100)")
-    parser.add_argument("--search", choices=["stack", "cube"], default="stack",
-                        help=f"{who}stack: extend every hypothesis by every option (default); cube: cube pruning "
-                             "(Moses's -search-algorithm 1)")
-    parser.add_argument("--pop-limit", type=int, default=1000,
-                        help=f"{who}with --search cube, hypotheses popped per stack (default 1000)")
-    parser.add_argument("--distortion-limit", type=int, default=6, help=f"{who}maximum jump, -1 = none (default 6)")
-    parser.add_argument("--table-limit", type=int, default=20,
-                        help=f"{who}options per source phrase, 0 = all (default 20)")
+    d = search_defaults()
+    parser.add_argument("--stack-size", type=int, default=d["stack_size"],
+                        help=f"{who}histogram pruning limit, 0 = none (default {d['stack_size']})")
+    parser.add_argument("--search", choices=SEARCHES, default=d["search"],
+                        help=f"{who}stack: extend every hypothesis by every option; cube: cube pruning "
+                             f"(Moses's -search-algorithm 1) (default {d['search']})")
+    parser.add_argument("--pop-limit", type=int, default=d["pop_limit"],
+                        help=f"{who}with --search cube, hypotheses popped per stack (default {d['pop_limit']})")
+    parser.add_argument("--distortion-limit", type=int, default=d["distortion_limit"],
+                        help=f"{who}maximum jump, -1 = none (default {d['distortion_limit']})")
+    parser.add_argument("--table-limit", type=int, default=d["table_limit"],
+                        help=f"{who}options per source phrase, 0 = all (default {d['table_limit']})")
 
 
 def search_options(args: argparse.Namespace) -> dict:

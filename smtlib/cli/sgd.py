@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, type=model_directory, help="the medium model (its directory or model.yaml)")
     p.add_argument("--groups", nargs="+", required=True, choices=("id", "ng", "shape"))
     p.add_argument("--out", required=True, type=model_directory,
-                   help="the model to write (its directory or model.yaml): model.yaml, weights.init, compiled.bin, "
+                   help="the model to write (its directory or model.yaml): model.yaml, default.weights, compiled.bin, "
                         "TranslationModel0's table with the templates; the other tables and LMs are linked")
 
     p = sub.add_parser("zero", help="the zero weight vector of a model (the paper's start, §5.2)")

@@ -237,7 +237,7 @@ def _add_lm_stage(stages: argparse._SubParsersAction) -> None:
 def _add_assemble_stage(stages: argparse._SubParsersAction) -> None:
     """``assemble``: a model directory from the stage files."""
     p = stages.add_parser("assemble", help="collect the components of a feature set into a model directory",
-                          description="Write DIR/model.yaml, link the tables and LMs, write DIR/weights.init and "
+                          description="Write DIR/model.yaml, link the tables and LMs, write DIR/default.weights and "
                                       "DIR/compiled.bin.")
     _add_work_option(p)
     p.add_argument("--feature-set", choices=tuple(FEATURE_SETS), required=True, help=_feature_set_help())
@@ -277,7 +277,7 @@ def _add_export_moses_stage(stages: argparse._SubParsersAction) -> None:
                                       "(run them with -b 0: no beam threshold, as smtlib decode).")
     p.add_argument("--model", required=True, help="model directory (or its model.yaml)")
     p.add_argument("--out", required=True, help="directory for moses.ini and phrase-table.gz")
-    p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/weights.init)")
+    p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/default.weights)")
     p.add_argument("--copy", action="store_true",
                    help="copy the reordering table and LMs next to moses.ini (default: absolute paths)")
     p.add_argument("--distortion-limit", type=_non_negative, default=6, help="[distortion-limit] (default: 6)")
@@ -288,7 +288,7 @@ def _add_export_moses_stage(stages: argparse._SubParsersAction) -> None:
 def _add_import_moses_stage(stages: argparse._SubParsersAction) -> None:
     """``import-moses``: a model directory from a Moses system."""
     p = stages.add_parser("import-moses", help="a Moses system (moses.ini, its tables and ARPA LMs) as a model "
-                          "directory", description="Write OUT/model.yaml and OUT/weights.init for the Moses system of "
+                          "directory", description="Write OUT/model.yaml and OUT/default.weights for the Moses system of "
                           "--ini, pointing at its files (or copying them); a merged phrase table of 4*T scores is "
                           "split into T tables. Features smtlib's decoder lacks are refused, by name.")
     p.add_argument("--ini", required=True, help="the moses.ini")

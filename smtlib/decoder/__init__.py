@@ -2,6 +2,8 @@
 
 Modules
 -------
+:mod:`~smtlib.decoder.settings`
+    :class:`DecoderConfig`: the search settings and their defaults (read by the CLI and the workflow).
 :mod:`~smtlib.decoder.lm`
     ARPA back-off LMs as one packed hash table, queried from compiled code with KenLM-style state
     minimization (natural-log scores, as Moses reports them).
@@ -35,16 +37,17 @@ Example::
     result = Decoder(model, weights, DecoderConfig(k=100)).decode(lines[0], 0, lattice=True)
 """
 
-from smtlib.decoder.decoder import Decoder, DecoderConfig, SentenceResult
-from smtlib.decoder.driver import decode_file
-from smtlib.decoder.loader import load_model
-from smtlib.decoder.model import PhraseModel
+from smtlib._lazy import lazy_exports
 
-__all__ = [
-    "Decoder",
-    "DecoderConfig",
-    "PhraseModel",
-    "SentenceResult",
-    "decode_file",
-    "load_model",
-]
+# imported on first use: the light settings module (smtlib.decoder.settings, read by the CLI and the
+# workflow) does not import the compiled decoder through this package
+_EXPORTS = {
+    "Decoder": "smtlib.decoder.decoder",
+    "DecoderConfig": "smtlib.decoder.settings",
+    "PhraseModel": "smtlib.decoder.model",
+    "SentenceResult": "smtlib.decoder.decoder",
+    "decode_file": "smtlib.decoder.driver",
+    "load_model": "smtlib.decoder.loader",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -19,68 +19,15 @@ import numba
 import numpy as np
 
 from smtlib.decoder.cube import cube_search_nb
-from smtlib.decoder.model import DECODER_TABLE_LIMIT, PhraseModel, Weights, lm_estimate_nb
+from smtlib.decoder.model import PhraseModel, Weights, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
 from smtlib.decoder.search_graph import Options as SearchOptions
+from smtlib.decoder.settings import DecoderConfig
 from smtlib.kbest.format import DECODED, features_field
 from smtlib.lattice.format import IndexedValues, Lattice
 from smtlib.lattice.paths import beam_prune_nb, kbest_nb
-
-#: the searches :class:`DecoderConfig` offers
-SEARCHES = ("stack", "cube")
-
-
-@dataclasses.dataclass
-class DecoderConfig:
-    """Search settings (Moses option names in parentheses).
-
-    Attributes
-    ----------
-    stack_size
-        Histogram pruning limit per stack (``-s``, default 100); 0 means unlimited.
-    distortion_limit
-        Maximum jump (``-dl``, default 6); negative means unlimited.
-    table_limit
-        Options kept per source phrase (``ttable-limit``, default 20); 0 keeps all.
-    k
-        Size of the k-best lists (``-n-best-list``).
-    distinct
-        Only distinct translations in k-best lists (Moses's ``distinct``).
-    nbest_factor
-        With ``distinct``, at most ``k * nbest_factor`` derivations are examined (Moses's
-        ``n-best-factor``, default 20).
-    lattice_beam
-        If positive (default 10), lattices keep only edges on paths within this model score of the
-        1-best, and every edge of the k-best paths; 0 writes the whole search graph. On Multi30k
-        (medium, Moses default weights) the whole graph has ~8,500 edges per sentence (160 MiB of
-        gzip for val); beam 10 keeps ~1,300 (~24 MiB), beam 3 ~190.
-    search
-        ``"stack"`` (default): every hypothesis of a stack extended by every option
-        (:mod:`smtlib.decoder.search`, Moses's ``-search-algorithm 0``); ``"cube"``: cube pruning
-        (:mod:`smtlib.decoder.cube`, Moses's ``-search-algorithm 1``).
-    pop_limit
-        With ``search="cube"``, hypotheses popped per stack (Moses's ``-cube-pruning-pop-limit``,
-        default 1000).
-    """
-
-    stack_size: int = 100
-    distortion_limit: int = 6
-    table_limit: int = DECODER_TABLE_LIMIT
-    k: int = 100
-    distinct: bool = True
-    nbest_factor: int = 20
-    lattice_beam: float = 10.0
-    search: str = "stack"
-    pop_limit: int = 1000
-
-    def __post_init__(self) -> None:
-        if self.search not in SEARCHES:
-            raise ValueError(f"unknown search {self.search!r} (one of {', '.join(SEARCHES)})")
-        if self.pop_limit < 1:
-            raise ValueError(f"pop_limit must be at least 1, got {self.pop_limit}")
-
 
 @dataclasses.dataclass
 class SentenceOptions:

@@ -45,9 +45,6 @@ from smtlib.errors import InputError
 from smtlib.system.modeldir import ModelSpec
 from smtlib.weights import check_weight_names
 
-#: translation options the decoder keeps per source phrase (Moses's ``ttable-limit``, default 20); the
-#: phrase table itself holds more (smtlib.system.build.PHRASE_TABLE_LIMIT)
-DECODER_TABLE_LIMIT = 20
 _KNOWN = re.compile(r"^(TranslationModel\d+|LM\d+|WordPenalty0|Distortion0|LexicalReordering0)$")
 
 

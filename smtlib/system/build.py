@@ -73,7 +73,7 @@ from smtlib.system import corpus as corpus_mod
 from smtlib.system.extract import collect_pairs, encode_corpus, extract_occurrences, mask_to_text
 from smtlib.system.lm import NGramLM
 from smtlib.system.feature_sets import feature_set as lookup_feature_set
-from smtlib.system.modeldir import Component, ModelSpec, write_model_spec
+from smtlib.system.modeldir import DEFAULT_WEIGHTS, Component, ModelSpec, write_model_spec
 from smtlib.system.moses_export import default_weights, phrase_table_chunks, reordering_table_chunks
 from smtlib.system.reordering import orientation_priors, reordering_scores
 from smtlib.system.score import lexical_table, score_pairs, table_limit
@@ -83,7 +83,7 @@ from smtlib.weights import write_weights
 DEFAULT_TM0_SYMMETRIZATION = "grow-diag-final-and"
 DEFAULT_TM1_SYMMETRIZATION = "union"
 #: translations kept per source phrase when a phrase table is written (the decoder keeps fewer per
-#: sentence: smtlib.decoder.model.DECODER_TABLE_LIMIT)
+#: sentence: smtlib.decoder.settings.DECODER_TABLE_LIMIT)
 PHRASE_TABLE_LIMIT = 100
 
 
@@ -550,7 +550,7 @@ def stage_assemble(
             exact_count_table(source, out / comp.path)
             continue
         link_or_copy(source, out / comp.path)
-    write_weights(out / "weights.init", default_weights(spec), header="hand-set starting weights (Moses train-model.perl defaults)")
+    write_weights(out / DEFAULT_WEIGHTS, default_weights(spec), header="hand-set starting weights (Moses train-model.perl defaults)")
     write_model_spec(out, spec)
     return spec
 

@@ -8,6 +8,10 @@ Layout of ``DIR``::
     reordering-table.0.gz      Moses msd-bidirectional-fe reordering table (medium and big)
     lm.0.arpa.gz, lm.1.arpa.gz ARPA n-gram language models LM0, LM1
     compiled.bin               the same tables and LMs in binary form, for fast loading (optional)
+    default.weights            the system's own weights, for decoding it untuned (DEFAULT_WEIGHTS):
+                               Moses train-model.perl's hand-set defaults (smtlib train), or an
+                               imported moses.ini's (smtlib train import-moses); not where tuning
+                               starts (the workflow's init.weights, smtlib data init-weights)
 
 Phrase-table lines are Moses's text format with an optional sixth field of sparse features::
 
@@ -49,6 +53,10 @@ from smtlib.errors import InputError
 from smtlib.system.feature_sets import feature_set
 
 FORMAT = "smtlib-phrase-model/1"
+#: the model directory's own weights (see the module docstring)
+DEFAULT_WEIGHTS = "default.weights"
+#: its name in directories written before it was renamed (it read like the tuning start, init.weights)
+OLD_DEFAULT_WEIGHTS = "weights.init"
 #: each of the four log scores of a table that lacks a pair another table of the model has
 #: (probability 1e-7): the decoder's merge and the Moses export/import share it
 MISSING_LOGPROB = math.log(1e-7)
@@ -173,3 +181,11 @@ def prepare_input(spec: ModelSpec, line: str) -> str:
 def component_path(model_dir: str | os.PathLike, component: Component) -> pathlib.Path:
     """Absolute path of a component file."""
     return pathlib.Path(model_dir) / component.path
+
+
+def default_weights_file(model_dir: str | os.PathLike) -> pathlib.Path:
+    """The model directory's own weights: ``default.weights``, or ``weights.init`` in a directory
+    written before the rename (whose results a finished workflow run keeps instead of rebuilding)."""
+    model_dir = pathlib.Path(model_dir)
+    new, old = model_dir / DEFAULT_WEIGHTS, model_dir / OLD_DEFAULT_WEIGHTS
+    return old if old.is_file() and not new.is_file() else new

@@ -3,7 +3,7 @@
 So that a Moses user can tune and decode their own phrase-based system with our tools (``smtlib
 decode --model DIR``, or ``--backend moses --moses-ini moses.ini`` to keep Moses as the decoder).
 ``DIR/model.yaml`` points at the Moses files (absolute paths; ``copy`` copies them into ``DIR``),
-except phrase tables that need converting, and ``DIR/weights.init`` holds the ini's weights in our
+except phrase tables that need converting, and ``DIR/default.weights`` holds the ini's weights in our
 names.
 
 What is read (anything else is an :class:`~smtlib.errors.InputError` naming the feature):
@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from smtlib.errors import InputError
 from smtlib.io import open_text, write_lines
 from smtlib.system.feature_sets import describe as describe_feature_set
-from smtlib.system.modeldir import MISSING_LOGPROB, Component, ModelSpec, write_model_spec
+from smtlib.system.modeldir import DEFAULT_WEIGHTS, MISSING_LOGPROB, Component, ModelSpec, write_model_spec
 from smtlib.system.moses_ini import FeatureMap, MosesFeature, MosesIni
 from smtlib.weights import write_weights
 
@@ -241,7 +241,7 @@ def import_moses(ini_path: str | os.PathLike, out_dir: str | os.PathLike, *, cop
                      phrase_tables=phrase_tables, language_models=language_models, reordering=reorder,
                      sparse_templates=[], tokenizer="")
     fmap = FeatureMap.build(dense, tm_names, ini, sparse=sparse)
-    write_weights(out / "weights.init", fmap.smtlib_weights(ini.weights),
+    write_weights(out / DEFAULT_WEIGHTS, fmap.smtlib_weights(ini.weights),
                   header=f"the weights of {pathlib.Path(ini_path).resolve()}")
     write_model_spec(out, spec)
     limits = [f.params.get("table-limit") for f in tables]

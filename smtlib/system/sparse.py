@@ -368,7 +368,7 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...],
 
     from smtlib.errors import InputError
     from smtlib.io import link_or_copy
-    from smtlib.system.modeldir import read_model_spec, write_model_spec
+    from smtlib.system.modeldir import DEFAULT_WEIGHTS, default_weights_file, read_model_spec, write_model_spec
 
     model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
     spec = read_model_spec(model_dir)
@@ -392,8 +392,8 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...],
     ]
     new = dataclasses.replace(spec, feature_set="big", phrase_tables=tables,
                               sparse_templates=[RULE_TEMPLATE_GROUPS[g] for g in RULE_TEMPLATE_GROUPS if g in groups])
-    if (model_dir / "weights.init").is_file():
-        shutil.copyfile(model_dir / "weights.init", out / "weights.init")
+    if default_weights_file(model_dir).is_file():
+        shutil.copyfile(default_weights_file(model_dir), out / DEFAULT_WEIGHTS)
     write_model_spec(out, new)
     if compile_model is not None:
         compile_model(out)

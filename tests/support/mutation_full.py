@@ -62,7 +62,7 @@ def main() -> int:
     parser.add_argument("--per-kind", type=int, default=25, help="edits of each kind per file")
     parser.add_argument("--data", default=os.environ.get("SMTLIB_SHARED_DATA", str(REPO.parent / "shared" / "data")))
     parser.add_argument("--model", default="/work/models/fr-en-big")
-    parser.add_argument("--weights", default="/work/models/fr-en-big/weights.init")
+    parser.add_argument("--weights", default="/work/models/fr-en-big/default.weights")
     parser.add_argument("--source", default="/work/models/val.fr")
     parser.add_argument("--verbose", action="store_true", help="print every failure")
     args = parser.parse_args()

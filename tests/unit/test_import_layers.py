@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 from tests.support.repo import REPO
@@ -103,3 +105,26 @@ def test_the_decoder_only_produces_lattices():
     bad = sorted((m, t) for m, targets in GRAPH.items() if _in(m, "smtlib.decoder") for t in targets if t in reading)
     assert not bad, bad
     assert not [p for p in (ROOT / "decoder").glob("lattice*.py")]
+
+
+def test_the_workflow_plan_reads_only_names_and_defaults():
+    """smtlib.workflow is imported by the Snakefile, which every cluster job parses again: it reads the
+    registries and defaults it renders (corpora, feature sets, tuner registry, decoder settings), never
+    a layer that computes; and nothing in smtlib imports it (the rules and benchmarks do)."""
+    read = ("smtlib.workflow", "smtlib.decoder.settings", "smtlib.tuners.registry", "smtlib.data.corpora",
+            "smtlib.system.feature_sets")
+    bad = sorted((m, t) for m, targets in GRAPH.items() if _in(m, "smtlib.workflow")
+                 for t in targets if not any(_in(t, r) for r in read))
+    assert not bad, bad
+    users = sorted(m for m, targets in GRAPH.items() if not _in(m, "smtlib.workflow")
+                   and any(_in(t, "smtlib.workflow") for t in targets))
+    assert not users, users
+
+
+def test_the_decoders_settings_load_without_the_decoder():
+    """The CLI's search options and the workflow read smtlib.decoder.settings; the package's exports
+    are lazy, so that import does not load numba and the compiled decoder."""
+    code = ("import sys, smtlib.decoder.settings, smtlib.workflow.options, smtlib.cli.common; "
+            "print(sorted(m for m in sys.modules if m.startswith('smtlib.decoder')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['smtlib.decoder', 'smtlib.decoder.settings']"

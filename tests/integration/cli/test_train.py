@@ -127,7 +127,7 @@ def test_toy_build_small(toy_models):
         "WordPenalty0_0", "Distortion0_0",
     ]
     assert spec.reordering == [] and spec.sparse_templates == [] and spec.tokenized_input
-    assert list(read_weights(models["small"] / "weights.init")) == spec.dense_weight_names()
+    assert list(read_weights(models["small"] / "default.weights")) == spec.dense_weight_names()
     lines = gzip.open(models["small"] / "phrase-table.0.gz", "rt", encoding="utf-8").read().splitlines()
     assert all(len(line.split(" ||| ")) == 5 for line in lines)
     table = {tuple(line.split(" ||| ")[:2]): line.split(" ||| ") for line in lines}
@@ -199,7 +199,7 @@ def test_toy_build_is_reproducible_and_stages_match(toy_models, cli):
 
 def test_stages_with_explicit_files_only(toy_models, cli):
     """Every stage given its files one by one, each in a directory of its own (no --work): the same
-    model as 'train build' (model.yaml, weights.init and every table byte for byte); a stage reads
+    model as 'train build' (model.yaml, default.weights and every table byte for byte); a stage reads
     nothing it was not given (the inputs live in directories holding nothing else)."""
     tmp, src, tgt, models = toy_models
     root = tmp / "explicit"
@@ -232,7 +232,7 @@ def test_stages_with_explicit_files_only(toy_models, cli):
         f"{n}/{n}" for n in ("cs", "ct", "pi", "a0", "a1", "fw", "rv", "ai", "p0.gz", "j0", "r0.gz", "p1.gz", "j1",
                              "l0.gz", "i0", "l1.gz", "i1")
     )
-    for name in ("model.yaml", "weights.init", "phrase-table.0.gz", "phrase-table.1.gz", "reordering-table.0.gz",
+    for name in ("model.yaml", "default.weights", "phrase-table.0.gz", "phrase-table.1.gz", "reordering-table.0.gz",
                  "lm.0.arpa.gz", "lm.1.arpa.gz"):
         assert (root / "model" / name).read_bytes() == (models["big"] / name).read_bytes(), name
     # assemble checks what it was given against the feature set
@@ -267,7 +267,7 @@ def test_build_writes_a_compiled_model_the_decoder_uses(toy_models, cli, tmp_pat
         report = json.loads((models[fs] / "build.json").read_text())
         assert report["stages"]["compile"]["result"]["entries"] > 0
         assert load_model(models[fs], [["le", "chat", "noir", "voit"]]).compiled
-        weights = dict(read_weights(models[fs] / "weights.init"))
+        weights = dict(read_weights(models[fs] / "default.weights"))
         if fs == "big":  # nonzero weights on the sparse features the table carries
             with gzip.open(models[fs] / "phrase-table.0.gz", "rt", encoding="utf-8") as fh:
                 names = sorted({n for line in fh for n in line.split(" ||| ")[5].split()[::2]})
@@ -351,9 +351,9 @@ def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
     assert done.returncode == 0, done.stderr
     spec, base = read_model_spec(out), read_model_spec(medium)
     components = [c.path for c in base.phrase_tables + base.language_models + base.reordering]
-    assert sorted(p.name for p in out.iterdir()) == sorted(["model.yaml", "weights.init", "compiled.bin", *components])
+    assert sorted(p.name for p in out.iterdir()) == sorted(["model.yaml", "default.weights", "compiled.bin", *components])
     assert spec.feature_set == "big" and len(spec.sparse_templates) == 2
-    assert (out / "weights.init").read_bytes() == (medium / "weights.init").read_bytes()
+    assert (out / "default.weights").read_bytes() == (medium / "default.weights").read_bytes()
     for comp in base.phrase_tables + base.language_models + base.reordering:
         same = (out / comp.path).read_bytes() == (medium / comp.path).read_bytes()
         assert same == (comp.name != "TranslationModel0"), comp.name

@@ -32,9 +32,9 @@ def test_export_then_import_decodes_identically(tmp_path, feature_set):
     assert summary["feature_set"] == feature_set and summary["dropped"] == ["UnknownWordPenalty0"]
     imported = read_model_spec(tmp_path / "imported")
     assert imported.dense_features == spec.dense_features
-    assert read_weights(tmp_path / "imported" / "weights.init") == weights
+    assert read_weights(tmp_path / "imported" / "default.weights") == weights
     for model, w, out in ((tmp_path / "model", tmp_path / "w.txt", "a"),
-                          (tmp_path / "imported", tmp_path / "imported" / "weights.init", "b")):
+                          (tmp_path / "imported", tmp_path / "imported" / "default.weights", "b")):
         decode_file(model, w, tmp_path / "in.txt", kbest_out=tmp_path / f"{out}.kbest", output=tmp_path / f"{out}.1best",
                     progress=False)
     assert (tmp_path / "a.kbest").read_bytes() == (tmp_path / "b.kbest").read_bytes()
@@ -84,10 +84,10 @@ def test_a_moses_system(tmp_path):
                                    ("LexicalReordering0", 6)]
     assert spec.language_models[0].order == 3 and not spec.lowercase and spec.max_phrase_length == 2
     assert all((tmp_path / "m" / c.path).is_file() for c in spec.phrase_tables + spec.language_models + spec.reordering)
-    weights = read_weights(tmp_path / "m" / "weights.init")
+    weights = read_weights(tmp_path / "m" / "default.weights")
     assert weights["WordPenalty0_0"] == -1 and weights["LexicalReordering0_5"] == 0.3 and len(weights) == 13
     (tmp_path / "in.txt").write_text("le chat noir\n", encoding="utf-8")
-    decode_file(tmp_path / "m", tmp_path / "m" / "weights.init", tmp_path / "in.txt", output=tmp_path / "out.txt",
+    decode_file(tmp_path / "m", tmp_path / "m" / "default.weights", tmp_path / "in.txt", output=tmp_path / "out.txt",
                 progress=False)
     assert sorted((tmp_path / "out.txt").read_text().split()) == ["black", "cat", "the"]
 

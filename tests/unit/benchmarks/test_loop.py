@@ -204,3 +204,39 @@ def test_a_configfile_is_merged_over_the_workflow_config(loop, tmp_path):
         assert cfg["methods"] == ["mert"]
         options = loop.decoder_options(cfg)
         assert options[:2] == ["--stack-size", str(base["decoder"]["stack_size"])] and options[6:] == expected
+
+
+def test_the_measured_commands_are_the_ones_snakemake_plans(loop):
+    """The loop runs the rules' own commands (``snakemake -n -p``), chained as each job chains them, in
+    the order their inputs allow, with one decoding process; a method's iterations and a tuner's shards
+    come from the plan, not from a copy of the rules."""
+    if not loop.SHARED.is_dir():
+        pytest.skip("../shared/data is not available (the dry run's data_dir)")
+    cfg = loop.workflow_config(REPO / "config" / "tiny.yaml")
+    cfg["method_settings"]["mira"] = {"shards": 2}
+    jobs = loop.planned_loop(cfg, {"kbmira": 2, "lbmira": 1, "mira": 1})
+
+    def its(method, rule):
+        return sorted(int(j.wildcards["it"]) for j in jobs if j.rule == rule and j.wildcards.get("method") == method)
+
+    assert its("kbmira", "tune_first") == [1] and its("kbmira", "tune") == [2] and its("kbmira", "decode_dev") == [2, 3]
+    assert its("lbmira", "decode_dev_lattice") == [1, 2] and its("lbmira", "tune_lattice") == [1]
+    assert its("mira", "mira_shard") == [1, 1] and its("mira", "mira_mix") == [1] and its("mira", "decode_dev") == [2]
+    assert {j.wildcards["sample"] for j in jobs if j.rule == "first_sample"} == {"0"}
+    assert {j.wildcards["fs"] for j in jobs} == {"medium"}
+
+    first = next(j for j in jobs if j.rule == "first_sample")
+    cmds = loop.job_commands(first, 30)
+    assert [c.stage for c in cmds] == ["merge", "score", "rename", "merge"]
+    assert cmds[1].stdout == "results/tune/fr-en/medium/first/s0/dev.bleu.json.tmp"
+    assert cmds[2].argv == ["mv", cmds[1].stdout, cmds[1].stdout.removesuffix(".tmp")]
+    for job in jobs:
+        for c in loop.job_commands(job, 30):
+            assert not any(a.startswith("logs/") for a in c.argv)  # the log redirection is dropped
+            if c.stage == "decode":
+                assert c.argv[c.argv.index("--jobs") + 1] == "1"
+                search = loop.decoder_options(cfg)  # the workflow's search options, from smtlib.workflow
+                at = c.argv.index("--stack-size")
+                assert c.argv[at:at + len(search)] == search
+    order = [(j.rule, j.wildcards["it"]) for j in loop.loop_order([j for j in jobs if j.wildcards.get("method") == "mira"])]
+    assert order == [("mira_shard", "1"), ("mira_shard", "1"), ("mira_mix", "1"), ("decode_dev", "2")]

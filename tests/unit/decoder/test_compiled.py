@@ -323,7 +323,7 @@ def test_compiled_matches_text_on_multi30k(shared_data, tmp_path, cli):
     for fs in ("medium", "big"):
         model = tmp_path / fs
         assert (model / FILENAME).is_file()
-        weights = dict(read_weights(model / "weights.init"))
+        weights = dict(read_weights(model / "default.weights"))
         if fs == "big":
             weights.update({n: float(rng.uniform(-0.3, 0.3)) for n in names})
         write_weights(tmp_path / "w.txt", weights)
