@@ -543,8 +543,8 @@ def read_lattice_set(
     Raises
     ------
     InputError
-        On a malformed file (naming the file and line), a sentence id outside the references, or
-        dense feature names that differ between files.
+        On a malformed file (naming the file and line), a sentence id outside the references or twice
+        in one file, or dense feature names that differ between files.
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -559,11 +559,18 @@ def read_lattice_set(
                 raise InputError(f"dense features {names} differ from the first file's {builder.feature_names}", path, 2)
         cols = np.array(builder.dense_columns(names), dtype=np.int64)
         interner = interner or _Interner(builder)
+        # a sentence twice in one file is a corrupt file (a decoder's output concatenated twice, say),
+        # not more of its lattice: only separate files are merged per sentence
+        in_this_file = np.zeros(n_sentences, dtype=bool)
         for data, first_line in chunks:
             arr = np.frombuffer(data, dtype=np.uint8)
             for sid, (nn, tails, heads, dense, woff, words, sp_rows, sp_names, sp_vals) in _parse_chunk(arr, names, path, first_line, interner):
                 if not 0 <= sid < n_sentences:
                     raise InputError(f"lattice of sentence {sid}, but the references have {n_sentences} segments", path)
+                if in_this_file[sid]:
+                    raise InputError(f"sentence {sid} has two lattices in this file (separate files are merged, "
+                                     "one file holds each sentence once)", path)
+                in_this_file[sid] = True
                 if len(heads) > 1 and np.any((np.diff(heads) < 0) | ((np.diff(heads) == 0) & (np.diff(tails) < 0))):
                     raise InputError(f"edges of sentence {sid} are not sorted by head, then tail", path)
                 if len(cols) == len(builder.feature_names) and np.array_equal(cols, np.arange(len(cols))):

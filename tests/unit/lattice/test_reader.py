@@ -129,6 +129,16 @@ def test_files_are_merged_per_sentence_and_transform_sees_each_sentence(tmp_path
     assert np.asarray(merged.dense)[z].tolist() == [8.0, 7.0]
 
 
+def test_a_sentence_twice_in_one_file_is_an_error_not_a_merge(tmp_path):
+    # the checking reader refuses it too (blocks are 0, 1, 2 ...); separate files are still merged above
+    twice = _file(tmp_path / "twice.lat", HEADER + SENTENCE_0 + SENTENCE_0)
+    with pytest.raises(InputError, match="sentence 0 has two lattices in this file") as err:
+        read_lattice_set([twice], 1).build()
+    assert "twice.lat" in str(err.value)
+    with pytest.raises(InputError):
+        read_lattices(twice)
+
+
 def _second_edge(line: str) -> str:
     """A file whose sentence 1 has the one edge ``line`` (line 7 of the file)."""
     return HEADER + SENTENCE_0 + "SENTENCE 1 NODES 2 EDGES 1\n" + line
