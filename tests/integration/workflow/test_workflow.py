@@ -545,7 +545,8 @@ def metric_sweep_on_the_tiny_run(work, data_dir):
                   timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
-    assert counts["select_best"] == counts["tune_first"] == 4  # chrF's runs only: (mert, kbmira) x (s0, s1)
+    # chrF's runs only: (mert, kbmira) x (s0, s1), each keeping its best iteration by dev chrF
+    assert counts["select_best_metric"] == counts["tune_first"] == 4 and "select_best" not in counts
     assert counts["score_test"] == 8 * 2 * 2  # every run's two test sets in chrF and TER
     r = snakemake(work, "--cores", "2", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
@@ -566,3 +567,4 @@ def metric_sweep_on_the_tiny_run(work, data_dir):
     assert "pool_chrf_out" in json.loads((run / "it2/tune.json").read_text())  # the step tuned toward chrF
     summary = json.loads((run / "summary.json").read_text())
     assert summary["setting"] == "default@chrf" and set(summary["metrics"]) == {"chrf", "ter"}
+    assert summary["tuning"]["metric"] == "chrf" and summary["tuning"]["better"] == "higher"
