@@ -191,7 +191,8 @@ def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     would give the same text (the double nearest a 6-digit decimal prints as that decimal) at twice
     the cost, which was a tenth of a cube-pruning decode.
     """
-    texts = [DECODED.value(v) for v in values.ravel().tolist()]
+    print_value = DECODED.value
+    texts = [print_value(v) for v in values.ravel().tolist()]
     return np.array([float(t) for t in texts], dtype=np.float64).reshape(values.shape), texts
 
 
@@ -473,16 +474,18 @@ class Decoder:
             hyp = " ".join(t for t in (self._phrase_text(edges, e) for e in path) if t)
             h_dense = rounded[i]
             h_sparse: dict[str, float] = {}
+            sparse_texts: list[tuple[str, str]] = []
             if with_sparse:
                 for e in path:
                     for name, v in self._edge_sparse(edges, e).items():
                         h_sparse[name] = h_sparse.get(name, 0.0) + v
-                h_sparse = {name: float(DECODED.value(v)) for name, v in sorted(h_sparse.items()) if v != 0.0}
+                # printed once, as _round does for the dense values: the text and its rounded value
+                sparse_texts = [(name, DECODED.value(v)) for name, v in sorted(h_sparse.items()) if v != 0.0]
+                h_sparse = {name: float(text) for name, text in sparse_texts}
             terms = [self.weights.sparse.get(nm, 0.0) * v for nm, v in h_sparse.items()]
             total = float(h_dense @ self.weights.dense) + sum(terms)
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
-            sparse_texts = [(name, DECODED.value(v)) for name, v in h_sparse.items()]
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
                                    features_field(groups, texts[i * width : (i + 1) * width], sparse_texts)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
