@@ -8,13 +8,18 @@ import importlib
 from collections.abc import Callable
 
 
-def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], object]:
-    """A module ``__getattr__`` resolving ``name`` from ``exports[name]`` (a module path) on first use."""
+def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]) -> tuple[Callable[[str], object], list[str]]:
+    """A module ``__getattr__`` and ``__all__`` for ``package``'s re-exports.
+
+    ``modules`` maps each submodule, relative to ``package`` (``".stats"``), to the names it exports;
+    a name is imported from its submodule the first time it is looked up.
+    """
+    where = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> object:
-        module = exports.get(name)
+        module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(module), name)
+        return getattr(importlib.import_module(module, package), name)
 
-    return __getattr__
+    return __getattr__, sorted(where)

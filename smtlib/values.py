@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable
 from typing import Any
 
 from smtlib.errors import InputError
@@ -110,3 +111,17 @@ def convert(name: str, value: Any, default: Any, owner: str = "") -> Any:
     if isinstance(default, str) and not isinstance(value, str):
         raise InputError(f"{what}={value!r}: expected text")
     return value
+
+
+def integer_at_least(minimum: int) -> Callable[[str], int]:
+    """An ``argparse`` option type: an integer of at least ``minimum``, else argparse's usage error."""
+    import argparse
+
+    expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+
+    def parse(text: str) -> int:
+        if not INTEGER.fullmatch(text.strip()) or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return int(text)
+
+    return parse

@@ -14,16 +14,11 @@ in the same style; :mod:`smtlib.bleu.metrics` puts the four behind one interface
 
 from smtlib._lazy import lazy_exports
 
-_EXPORTS = {
-    **dict.fromkeys(("corpus_bleu", "corpus_bleu_from_stats"), "smtlib.bleu.corpus"),
-    **dict.fromkeys(
-        ("HYP_LEN", "MATCHES", "NGRAM_ORDER", "REF_LEN", "STATS_WIDTH", "TOTALS", "BleuSettings", "compute_stats"),
-        "smtlib.bleu.stats",
-    ),
-    **dict.fromkeys(("VARIANTS", "get_variant"), "smtlib.bleu.variants"),
-    **dict.fromkeys(("ChrfSettings", "compute_chrf_stats", "chrf_from_stats", "corpus_chrf"), "smtlib.bleu.chrf"),
-    **dict.fromkeys(("TerSettings", "compute_ter_stats", "ter_from_stats", "corpus_ter"), "smtlib.bleu.ter"),
-    **dict.fromkeys(("METRICS", "get_metric", "parse_mixture"), "smtlib.bleu.metrics"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__, __all__ = lazy_exports(__name__, {
+    ".corpus": ("corpus_bleu", "corpus_bleu_from_stats"),
+    ".stats": ("HYP_LEN", "MATCHES", "NGRAM_ORDER", "REF_LEN", "STATS_WIDTH", "TOTALS", "BleuSettings", "compute_stats"),
+    ".variants": ("VARIANTS", "get_variant"),
+    ".chrf": ("ChrfSettings", "compute_chrf_stats", "chrf_from_stats", "corpus_chrf"),
+    ".ter": ("TerSettings", "compute_ter_stats", "ter_from_stats", "corpus_ter"),
+    ".metrics": ("METRICS", "get_metric", "parse_mixture"),
+})

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
+from smtlib._bytes import FNV_OFFSET, FNV_PRIME, same_bytes
+
 
 
 @numba.njit(cache=True)
@@ -70,9 +70,9 @@ def intern_tokens(data: np.ndarray, n_texts: int):
             i += 1
             continue
         start = i
-        h = _FNV_OFFSET
+        h = FNV_OFFSET
         while i < n and data[i] != 32 and data[i] != 10:
-            h = (h ^ np.uint64(data[i])) * _FNV_PRIME
+            h = (h ^ np.uint64(data[i])) * FNV_PRIME
             i += 1
         length = i - start
         hs = np.int64(h)
@@ -93,16 +93,10 @@ def intern_tokens(data: np.ndarray, n_texts: int):
                 vocab_used += length
                 ids[n_tokens] = n_types
                 break
-            if slots[slot, 0] == hs and slots[slot, 2] == length:
-                v = slots[slot, 1]
-                same = True
-                for k in range(length):
-                    if vocab[v + k] != data[start + k]:
-                        same = False
-                        break
-                if same:
-                    ids[n_tokens] = slots[slot, 3]
-                    break
+            if (slots[slot, 0] == hs and slots[slot, 2] == length
+                    and same_bytes(vocab, slots[slot, 1], data, start, length)):
+                ids[n_tokens] = slots[slot, 3]
+                break
             slot = (slot + 1) & mask
         n_tokens += 1
         if n_types * 2 > capacity:  # grow and rehash

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.references import check_sentence_ids
+from smtlib.bleu.references import check_sentence_ids, interleaved
 from smtlib.errors import InputError
 
 #: the punctuation chrF++ splits off words (Python's ``string.punctuation``, as chrF++.py)
@@ -149,28 +149,13 @@ def compute_chrf_stats(
     references: Sequence[Sequence[str]],
     settings: ChrfSettings = ChrfSettings(),
 ) -> np.ndarray:
-    """chrF statistics rows of every hypothesis (the layout of this module's docstring).
-
-    Parameters
-    ----------
-    hypotheses
-        N hypothesis strings.
-    sentence_ids
-        For each hypothesis, the 0-based id of its sentence (indexes the references).
-    references
-        One sequence per reference set, each with one segment per sentence id.
-    settings
-        Orders, beta and case.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(N, settings.width)`` float64; with several references, the row of the reference with
-        the highest sentence chrF (the first on ties), as sacrebleu chooses.
-    """
+    """chrF statistics rows of N hypotheses, ``(N, settings.width)`` float64 in the layout of this
+    module's docstring; the arguments are :func:`smtlib.bleu.stats.compute_stats`'s, with chrF's
+    orders, beta and case as ``settings``. With several references, a hypothesis gets the row of the
+    reference with the highest sentence chrF (the first on ties), as sacrebleu chooses."""
     sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
     n_refs = len(references)
-    texts = list(hypotheses) + [references[r][s] for s in range(n_sent) for r in range(n_refs)]
+    texts = list(hypotheses) + interleaved(references, n_sent)
     if settings.lowercase:
         texts = [t.lower() for t in texts]
     n_hyp = len(hypotheses)

@@ -135,3 +135,9 @@ def check_sentence_ids(sentence_ids, hypotheses, references) -> tuple[np.ndarray
         bad = int(sentence_ids.max() if sentence_ids.max() >= n_sent else sentence_ids.min())
         raise InputError(f"sentence id {bad} has no reference (references have {n_sent} segments)")
     return sentence_ids, n_sent
+
+
+def interleaved(references: Sequence[Sequence[str]], n_sent: int) -> list[str]:
+    """Every reference segment in the order the statistics kernels read them: reference ``r`` of
+    sentence ``s`` is segment ``s * len(references) + r``."""
+    return [ref_set[s] for s in range(n_sent) for ref_set in references]

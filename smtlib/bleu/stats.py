@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.references import check_sentence_ids
+from smtlib.bleu.references import check_sentence_ids, interleaved
 from smtlib.errors import InputError
 
 # numba (smtlib.bleu._kernels) and pandas are imported where they are used: together they cost about
@@ -161,8 +161,7 @@ def compute_stats(
     sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
     n_refs = len(references)
     hyp_text = preprocess(hypotheses, settings)
-    # References interleaved: reference r of sentence s is segment s * n_refs + r.
-    ref_text = preprocess([references[r][s] for s in range(n_sent) for r in range(n_refs)], settings)
+    ref_text = preprocess(interleaved(references, n_sent), settings)
     ids, offsets, n_types = token_ids(hyp_text + ref_text)
     n_hyp = len(hyp_text)
     hyp_offsets = offsets[: n_hyp + 1]

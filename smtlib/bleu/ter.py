@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.references import check_sentence_ids
+from smtlib.bleu.references import check_sentence_ids, interleaved
 from smtlib.errors import InputError
 
 EDITS = 0
@@ -90,25 +90,10 @@ def compute_ter_stats(
     references: Sequence[Sequence[str]],
     settings: TerSettings = TerSettings(),
 ) -> np.ndarray:
-    """TER statistics rows ``[edits, reference length]`` of every hypothesis.
-
-    Parameters
-    ----------
-    hypotheses
-        N hypothesis strings.
-    sentence_ids
-        For each hypothesis, the 0-based id of its sentence (indexes the references).
-    references
-        One sequence per reference set, each with one segment per sentence id.
-    settings
-        The tercom tokenizer's options.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(N, 2)`` float64: with several references, the fewest edits over them and the average
-        of their lengths (sacrebleu's rule).
-    """
+    """TER statistics rows ``[edits, reference length]`` of N hypotheses, ``(N, 2)`` float64; the
+    arguments are :func:`smtlib.bleu.stats.compute_stats`'s, with the tercom tokenizer's options as
+    ``settings``. With several references, a row holds the fewest edits over them and the average of
+    their lengths (sacrebleu's rule)."""
     from smtlib.bleu._ter_kernels import ter_kernel, workspace
     from smtlib.bleu.stats import token_ids
 
@@ -116,7 +101,7 @@ def compute_ter_stats(
     n_refs = len(references)
     n_hyp = len(hypotheses)
     texts = preprocess(list(hypotheses), settings)
-    texts += preprocess([references[r][s] for s in range(n_sent) for r in range(n_refs)], settings)
+    texts += preprocess(interleaved(references, n_sent), settings)
     ids, offsets, _ = token_ids(texts)
     lengths = np.diff(offsets)
     if not len(lengths):

@@ -23,15 +23,7 @@ import argparse
 import json
 import os
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+from smtlib.values import integer_at_least
 
 
 def _where(p: argparse.ArgumentParser) -> None:
@@ -51,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output directory")
     _where(p)
     p.add_argument("--parts", nargs="+", help="train, dev and/or test.NAME (default: all parts of the pair)")
-    p.add_argument("--max-train", type=_positive, help="keep the first N training pairs")
-    p.add_argument("--max-dev", type=_positive, help="keep the first N dev sentences")
-    p.add_argument("--max-test", type=_positive, help="keep the first N sentences of each test set")
+    p.add_argument("--max-train", type=integer_at_least(1), help="keep the first N training pairs")
+    p.add_argument("--max-dev", type=integer_at_least(1), help="keep the first N dev sentences")
+    p.add_argument("--max-test", type=integer_at_least(1), help="keep the first N sentences of each test set")
 
     p = sub.add_parser("copy", help="copy verified data files (gzipped) into a directory")
     p.add_argument("keys", nargs="+", help="registry keys (see 'smtlib data list')")

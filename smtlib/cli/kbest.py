@@ -28,19 +28,12 @@ import json
 import numpy as np
 
 from smtlib.bleu.corpus import corpus_bleu
-from smtlib.bleu.metrics import METRICS, get_metric
+from smtlib.bleu.metrics import get_metric
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import (
-    add_bleu_options,
-    add_dialect_option,
-    add_refs_prefix_option,
-    bleu_settings,
-    one_best_lines,
-    pool_references,
-    pool_references_function,
-)
-from smtlib.cli.score import add_metric_settings, metric_options
+from smtlib.cli.common import (add_bleu_options, add_dialect_option, add_refs_prefix_option, bleu_settings,
+                               one_best_lines, pool_references, pool_references_function)
+from smtlib.cli.score import add_extra_metrics, add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
 
@@ -61,10 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
     add_refs_prefix_option(stats)
     add_dialect_option(stats)
-    stats.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
-                       help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
-    add_bleu_options(stats)
-    add_metric_settings(stats)
+    add_extra_metrics(stats, help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
     add.add_argument("--pool", help="the pool to extend (absent: start an empty one)")
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")

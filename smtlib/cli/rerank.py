@@ -17,18 +17,12 @@ import sys
 import numpy as np
 
 from smtlib.bleu.corpus import corpus_bleu
-from smtlib.bleu.metrics import METRICS, get_metric
+from smtlib.bleu.metrics import get_metric
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import (
-    add_bleu_options,
-    add_dialect_option,
-    add_refs_prefix_option,
-    bleu_settings,
-    one_best_lines,
-    pool_references,
-)
-from smtlib.cli.score import add_metric_settings, metric_options
+from smtlib.cli.common import (add_dialect_option, add_refs_prefix_option, bleu_settings, one_best_lines,
+                               pool_references)
+from smtlib.cli.score import add_extra_metrics, metric_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.kbest.pool import read_pool
@@ -42,10 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", nargs="+", help="references: print the corpus BLEU of the 1-best on stderr")
     add_refs_prefix_option(parser)
     add_dialect_option(parser)
-    parser.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"], metavar="METRIC",
-                        help="with --refs, also print these metrics' corpus scores (chrf, chrf++, ter)")
-    add_bleu_options(parser)
-    add_metric_settings(parser)
+    add_extra_metrics(parser, help="with --refs, also print these metrics' corpus scores (chrf, chrf++, ter)")
 
 
 def run(args: argparse.Namespace) -> int:

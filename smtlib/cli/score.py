@@ -70,6 +70,15 @@ def add_metric_settings(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ter-asian-support", action="store_true", help="CJK handling for the two options above")
 
 
+def add_extra_metrics(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--metric`` (the scores to report beside BLEU), BLEU's options and the other metrics'
+    settings: what a command that reports the scores of its output offers."""
+    parser.add_argument("--metric", nargs="+", default=[], choices=[m for m in METRICS if m != "bleu"],
+                        metavar="METRIC", help=help)
+    add_bleu_options(parser)
+    add_metric_settings(parser)
+
+
 def metric_options(args: argparse.Namespace) -> MetricOptions:
     """The metrics' settings from the command's options."""
     ter = TerSettings(case_sensitive=args.ter_case_sensitive, normalized=args.ter_normalized,

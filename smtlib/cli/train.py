@@ -56,6 +56,7 @@ import sys
 
 from smtlib.errors import InputError
 from smtlib.system.feature_sets import FEATURE_SETS
+from smtlib.values import integer_at_least
 
 
 def _feature_set_help() -> str:
@@ -68,26 +69,6 @@ def _feature_set_help() -> str:
 _SYM_HELP = "grow-diag-final-and (alias diag-and), grow-diag-final, grow-diag (alias diag), union, intersect"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
 def _add_corpus_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src", required=True, help="source side of the parallel corpus (plain or .gz, UTF-8)")
     p.add_argument("--tgt", required=True, help="target side, line-aligned with --src")
@@ -98,22 +79,22 @@ def _add_corpus_options(p: argparse.ArgumentParser) -> None:
                         "the text: it is tokenized if re-tokenizing leaves it unchanged; default)")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
                    help="lowercase both sides (default: yes); recorded so the decoder does the same")
-    p.add_argument("--max-length", type=_positive, default=80,
+    p.add_argument("--max-length", type=integer_at_least(1), default=80,
                    help="drop pairs with a side longer than this many tokens (default: 80, clean-corpus-n)")
     p.add_argument("--max-ratio", type=float, default=9.0,
                    help="drop pairs whose length ratio exceeds this (default: 9, clean-corpus-n)")
 
 
 def _add_phrase_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-phrase-length", type=_positive, default=7,
+    p.add_argument("--max-phrase-length", type=integer_at_least(1), default=7,
                    help="longest phrase on either side, at most 8 (default: 7, as Cherry & Foster)")
-    p.add_argument("--table-limit", type=_non_negative, default=100,
+    p.add_argument("--table-limit", type=integer_at_least(0), default=100,
                    help="keep the N best targets per source phrase by p(e|f), 0 = all (default: 100)")
 
 
 def _add_align_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of eflomal's samplers (default: 0); same seed, same output")
-    p.add_argument("--threads", type=_positive, default=2,
+    p.add_argument("--threads", type=integer_at_least(1), default=2,
                    help="processes for alignment: 2 aligns both directions at once (default: 2); output is the same")
 
 
@@ -135,8 +116,8 @@ def _add_build_stage(stages: argparse._SubParsersAction) -> None:
                    help=f"{_feature_set_help()} (default: medium)")
     p.add_argument("--out", required=True, help="model directory to write (model.yaml, tables, LMs)")
     p.add_argument("--work", help="work directory for intermediate files (default: OUT/work)")
-    p.add_argument("--lm-order", type=_positive, default=4, help="order of LM0 (default: 4)")
-    p.add_argument("--lm1-order", type=_positive, default=2, help="order of LM1, medium/big (default: 2)")
+    p.add_argument("--lm-order", type=integer_at_least(1), default=4, help="order of LM0 (default: 4)")
+    p.add_argument("--lm1-order", type=integer_at_least(1), default=2, help="order of LM1, medium/big (default: 2)")
     p.add_argument("--lm1-text", help="train LM1 on this target-language text instead of the target side")
     p.add_argument("--tm1-symmetrization", default="union", help=f"alignment of TM1 (default: union; {_SYM_HELP})")
     _add_phrase_options(p)
@@ -180,7 +161,7 @@ def _add_phrases_stage(stages: argparse._SubParsersAction) -> None:
                           description="Write the phrase table --phrase-table and its sizes --phrases-info (and "
                                       "the reordering table of the same extraction with --reordering-table).")
     _add_work_option(p)
-    p.add_argument("--index", type=_non_negative, default=0,
+    p.add_argument("--index", type=integer_at_least(0), default=0,
                    help="K in the default names: 0 for TranslationModel0, 1 for TranslationModel1")
     p.add_argument("--symmetrization", default="grow-diag-final-and",
                    help=f"the heuristic of --aligned, recorded in --phrases-info ({_SYM_HELP})")
@@ -203,7 +184,7 @@ def _add_reordering_stage(stages: argparse._SubParsersAction) -> None:
                           description="Write the reordering table --reordering-table for the pairs of the phrase "
                                       "table --phrases-info describes, and its sizes --reordering-info.")
     _add_work_option(p)
-    p.add_argument("--index", type=_non_negative, default=0, help="K in the default names (default: 0)")
+    p.add_argument("--index", type=integer_at_least(0), default=0, help="K in the default names (default: 0)")
     _add_file_option(p, "--corpus-src", "corpus.src", "the prepared source side (read)")
     _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side (read)")
     _add_file_option(p, "--phrases-info", "phrases.K.json", "the phrase table's settings (read)")
@@ -220,8 +201,8 @@ def _add_lm_stage(stages: argparse._SubParsersAction) -> None:
                           description="Write the ARPA LM --lm and its sizes --lm-info (and, with --check, compare "
                                       "perplexities with kenlm).")
     _add_work_option(p)
-    p.add_argument("--index", type=_non_negative, default=0, help="K in the default names: 0 for LM0, 1 for LM1")
-    p.add_argument("--order", type=_positive, default=4, help="n-gram order (default: 4)")
+    p.add_argument("--index", type=integer_at_least(0), default=0, help="K in the default names: 0 for LM0, 1 for LM1")
+    p.add_argument("--order", type=integer_at_least(1), default=4, help="n-gram order (default: 4)")
     _add_file_option(p, "--corpus-tgt", "corpus.tgt", "the prepared target side to train on (read; not with --text)")
     p.add_argument("--text", help="train on this target-language text instead of the prepared target side")
     _add_file_option(p, "--prepare-info", "prepare.json, when there",
@@ -280,8 +261,8 @@ def _add_export_moses_stage(stages: argparse._SubParsersAction) -> None:
     p.add_argument("--weights", help="smtlib weights file (default: the hand-set defaults, DIR/default.weights)")
     p.add_argument("--copy", action="store_true",
                    help="copy the reordering table and LMs next to moses.ini (default: absolute paths)")
-    p.add_argument("--distortion-limit", type=_non_negative, default=6, help="[distortion-limit] (default: 6)")
-    p.add_argument("--table-limit", type=_non_negative, default=20,
+    p.add_argument("--distortion-limit", type=integer_at_least(0), default=6, help="[distortion-limit] (default: 6)")
+    p.add_argument("--table-limit", type=integer_at_least(0), default=20,
                    help="options per source phrase, 0 = all (default: 20, as smtlib decode)")
 
 

@@ -23,15 +23,8 @@ import argparse
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
-from smtlib.weights import (
-    check_weight_names,
-    from_moses_ini,
-    group_dense,
-    read_weights,
-    to_moses_ini,
-    update_moses_ini,
-    write_weights,
-)
+from smtlib.weights import (check_weight_names, from_moses_ini, group_dense, read_weights, to_moses_ini,
+                            update_moses_ini, write_weights)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

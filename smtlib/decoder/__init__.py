@@ -41,13 +41,10 @@ from smtlib._lazy import lazy_exports
 
 # imported on first use: the light settings module (smtlib.decoder.settings, read by the CLI and the
 # workflow) does not import the compiled decoder through this package
-_EXPORTS = {
-    "Decoder": "smtlib.decoder.decoder",
-    "DecoderConfig": "smtlib.decoder.settings",
-    "PhraseModel": "smtlib.decoder.model",
-    "SentenceResult": "smtlib.decoder.decoder",
-    "decode_file": "smtlib.decoder.driver",
-    "load_model": "smtlib.decoder.loader",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__, __all__ = lazy_exports(__name__, {
+    ".decoder": ("Decoder", "SentenceResult"),
+    ".settings": ("DecoderConfig",),
+    ".model": ("PhraseModel",),
+    ".driver": ("decode_file",),
+    ".loader": ("load_model",),
+})

@@ -2,12 +2,7 @@
 
 from smtlib._lazy import lazy_exports
 
-_EXPORTS = {
-    "FeatureGroup": "smtlib.kbest.format",
-    "parse_line": "smtlib.kbest.format",
-    "KBestPool": "smtlib.kbest.pool",
-    "read_pool": "smtlib.kbest.pool",
-    "write_pool": "smtlib.kbest.pool",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__, __all__ = lazy_exports(__name__, {
+    ".format": ("FeatureGroup", "parse_line"),
+    ".pool": ("KBestPool", "read_pool", "write_pool"),
+})

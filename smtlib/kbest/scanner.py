@@ -21,6 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib._bytes import same_bytes
 from smtlib.kbest.format import FileLayout
 
 OK = 0
@@ -144,6 +145,21 @@ def _grow(array, n):
     bigger = np.empty(max(2 * len(array), 16), dtype=array.dtype)
     bigger[:n] = array[:n]
     return bigger
+
+
+@numba.njit(cache=True)
+def _add_slow(slow, n_slow, t0, t1, row, column):
+    """Record the number at ``data[t0:t1]`` for Python's ``float``: its row and its column (a dense
+    column, -1 for the total, -3 - n for sparse value n)."""
+    if n_slow == len(slow):
+        bigger = np.empty((2 * n_slow, 4), dtype=np.int64)
+        bigger[:n_slow] = slow[:n_slow]
+        slow = bigger
+    slow[n_slow, 0] = t0
+    slow[n_slow, 1] = t1
+    slow[n_slow, 2] = row
+    slow[n_slow, 3] = column
+    return slow
 
 
 @numba.njit(cache=True)
@@ -299,15 +315,9 @@ def scan(data, n_lines, n_fields, has_total, style, label_data, label_off, sizes
                 matches = -1
                 for g in range(n_groups):
                     lo = label_off[g]
-                    if label_off[g + 1] - lo == length:
-                        same = True
-                        for k in range(length):
-                            if label_data[lo + k] != data[t0 + k]:
-                                same = False
-                                break
-                        if same:
-                            matches = g
-                            break
+                    if label_off[g + 1] - lo == length and same_bytes(label_data, lo, data, t0, length):
+                        matches = g
+                        break
                 if matches == group and group < n_groups:
                     current = group
                     group += 1
@@ -360,14 +370,7 @@ def scan(data, n_lines, n_fields, has_total, style, label_data, label_off, sizes
             count += 1
             n_values += 1
             if status == 2:
-                if n_slow == len(slow):
-                    bigger = np.empty((2 * n_slow, 4), dtype=np.int64)
-                    bigger[:n_slow] = slow[:n_slow]
-                    slow = bigger
-                slow[n_slow, 0] = t0
-                slow[n_slow, 1] = t1
-                slow[n_slow, 2] = row
-                slow[n_slow, 3] = column
+                slow = _add_slow(slow, n_slow, t0, t1, row, column)
                 n_slow += 1
             elif column >= 0:
                 dense[row, column] = number
@@ -400,14 +403,7 @@ def scan(data, n_lines, n_fields, has_total, style, label_data, label_off, sizes
                 if status == 0:
                     return BAD_TOTAL, lineno, ids, totals, dense, text, text_end, text_flag, hyp_span, extra_start, sp_row, sp_value, sp_names, n_sparse, sp_len, slow, n_slow
                 if status == 2:
-                    if n_slow == len(slow):
-                        bigger = np.empty((2 * n_slow, 4), dtype=np.int64)
-                        bigger[:n_slow] = slow[:n_slow]
-                        slow = bigger
-                    slow[n_slow, 0] = t0
-                    slow[n_slow, 1] = t1
-                    slow[n_slow, 2] = row
-                    slow[n_slow, 3] = -1
+                    slow = _add_slow(slow, n_slow, t0, t1, row, -1)
                     n_slow += 1
                 else:
                     totals[row] = number

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
+from smtlib._bytes import FNV_OFFSET, FNV_PRIME, same_bytes
 from smtlib.lattice.format import check_format_line
 from smtlib.lattice.lattice_set import LatticeSetBuilder, release_free_memory
 from smtlib.errors import InputError
@@ -347,8 +348,6 @@ def _gather(data, spans, sep):
     return out
 
 
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
 
 
 @numba.njit(cache=True)
@@ -363,9 +362,9 @@ def _intern_spans(data, spans, slots, vocab, n_types, vocab_used):
     for k in range(spans.shape[0]):
         a = spans[k, 0]
         b = spans[k, 1]
-        h = _FNV_OFFSET
+        h = FNV_OFFSET
         for q in range(a, b):
-            h = (h ^ np.uint64(data[q])) * _FNV_PRIME
+            h = (h ^ np.uint64(data[q])) * FNV_PRIME
         hs = np.int64(h)
         length = b - a
         slot = hs & (capacity - 1)
@@ -384,16 +383,10 @@ def _intern_spans(data, spans, slots, vocab, n_types, vocab_used):
                 ids[k] = n_types
                 n_types += 1
                 break
-            if slots[slot, 0] == hs and slots[slot, 2] == length:
-                v = slots[slot, 1]
-                same = True
-                for q in range(length):
-                    if vocab[v + q] != data[a + q]:
-                        same = False
-                        break
-                if same:
-                    ids[k] = slots[slot, 3] - 1
-                    break
+            if (slots[slot, 0] == hs and slots[slot, 2] == length
+                    and same_bytes(vocab, slots[slot, 1], data, a, length)):
+                ids[k] = slots[slot, 3] - 1
+                break
             slot = (slot + 1) & (capacity - 1)
         if 2 * n_types > capacity:
             capacity *= 2

@@ -11,15 +11,7 @@ hope/fear oracle of lb-mira and online MIRA). The data they read is :mod:`smtlib
 
 from smtlib._lazy import lazy_exports
 
-_EXPORTS = {
-    "TuneResult": "smtlib.tuners.base",
-    "Tuner": "smtlib.tuners.base",
-    "KBestTuner": "smtlib.tuners.base",
-    "LatticeTuner": "smtlib.tuners.base",
-    "OnlineTuner": "smtlib.tuners.base",
-    "TUNERS": "smtlib.tuners.registry",
-    "get_tuner_class": "smtlib.tuners.registry",
-    "list_tuners": "smtlib.tuners.registry",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__, __all__ = lazy_exports(__name__, {
+    ".base": ("TuneResult", "Tuner", "KBestTuner", "LatticeTuner", "OnlineTuner"),
+    ".registry": ("TUNERS", "get_tuner_class", "list_tuners"),
+})
