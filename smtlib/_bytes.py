@@ -1,5 +1,6 @@
-"""Byte-level pieces shared by the compiled readers (BLEU's tokenizer, the k-best scanner, the
-lattice reader): the FNV-1a hash their vocabularies are keyed by, and comparing two byte ranges."""
+"""Pieces shared by the compiled readers (BLEU's tokenizer, the k-best scanner, the lattice reader):
+the FNV-1a hash their vocabularies are keyed by, comparing two byte ranges, and growing the record
+arrays they fill (the numbers a fast path hands back to Python's ``float``)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,14 @@ def same_bytes(a, a_start, b, b_start, length):
         if a[a_start + k] != b[b_start + k]:
             return False
     return True
+
+
+@numba.njit(cache=True)
+def room_for_row(rows, n):
+    """``rows`` (a 2-D record array holding ``n`` rows) with room for row ``n``: itself, or a copy of
+    twice its length."""
+    if n < rows.shape[0]:
+        return rows
+    bigger = np.empty((2 * rows.shape[0] + 16, rows.shape[1]), dtype=rows.dtype)
+    bigger[:n] = rows[:n]
+    return bigger

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from smtlib._bytes import same_bytes
+from smtlib._bytes import room_for_row, same_bytes
 from smtlib.kbest.format import FileLayout
 
 OK = 0
@@ -151,10 +151,7 @@ def _grow(array, n):
 def _add_slow(slow, n_slow, t0, t1, row, column):
     """Record the number at ``data[t0:t1]`` for Python's ``float``: its row and its column (a dense
     column, -1 for the total, -3 - n for sparse value n)."""
-    if n_slow == len(slow):
-        bigger = np.empty((2 * n_slow, 4), dtype=np.int64)
-        bigger[:n_slow] = slow[:n_slow]
-        slow = bigger
+    slow = room_for_row(slow, n_slow)
     slow[n_slow, 0] = t0
     slow[n_slow, 1] = t1
     slow[n_slow, 2] = row

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
-from smtlib._bytes import FNV_OFFSET, FNV_PRIME, same_bytes
+from smtlib._bytes import FNV_OFFSET, FNV_PRIME, room_for_row, same_bytes
 from smtlib.lattice.format import check_format_line
 from smtlib.lattice.lattice_set import LatticeSetBuilder, release_free_memory
 from smtlib.errors import InputError
@@ -305,10 +305,7 @@ def _parse_fields(data, spans, per_field):
             v, ok = _parse_number(data, a, k)
             values[slot] = v
             if not ok:
-                if nfb == fallback.shape[0]:
-                    bigger_fb = np.empty((2 * nfb, 3), dtype=np.int64)
-                    bigger_fb[:nfb] = fallback[:nfb]
-                    fallback = bigger_fb
+                fallback = room_for_row(fallback, nfb)
                 fallback[nfb, 0] = slot
                 fallback[nfb, 1] = a
                 fallback[nfb, 2] = k

@@ -3,12 +3,10 @@ must stay (the config schema's defaults and enum, config/config.yaml and config/
 reads) are held to it and to each other here, so that a drift fails a test instead of changing the runs
 silently."""
 
-import re
-
 import yaml
 
 from smtlib.decoder.settings import SEARCH_SETTINGS, SEARCHES, DecoderConfig, search_defaults
-from tests.support.repo import REPO
+from tests.support.repo import REPO, config_readme_defaults
 
 SCHEMA = yaml.safe_load((REPO / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
 DECODER = SCHEMA["properties"]["decoder"]["properties"]
@@ -42,13 +40,5 @@ def test_the_config_a_user_reads_states_the_schemas_defaults():
 
 
 def test_the_config_readme_states_the_schemas_defaults():
-    """config/README.md's decoder rows: | `decoder.a`, `decoder.b` | `default a`, `default b` | ... |"""
-    rows = [line.split("|")[1:3] for line in (REPO / "config/README.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("| `decoder.")]
-    documented = {}
-    for keys, defaults in rows:
-        names, values = re.findall(r"`decoder\.(\w+)`", keys), re.findall(r"`([^`]*)`", defaults)
-        assert len(names) == len(values), keys
-        documented.update(zip(names, values))
-    assert documented == {name: "null" if spec["default"] is None else str(spec["default"])
-                          for name, spec in DECODER.items()}
+    assert config_readme_defaults("decoder") == {name: "null" if spec["default"] is None else str(spec["default"])
+                                                 for name, spec in DECODER.items()}

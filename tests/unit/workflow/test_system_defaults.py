@@ -3,13 +3,11 @@ build` flags); the config schema's `system` defaults, config/config.yaml and con
 and are held to it here, as test_decoder_defaults.py holds the decoder's. The seed is the workflow's
 own choice (1; the command's default is 0)."""
 
-import re
-
 import yaml
 
 from smtlib.system.align import ALIASES, SYMMETRIZATIONS
 from smtlib.system.build import BuildOptions
-from tests.support.repo import REPO
+from tests.support.repo import REPO, config_readme_defaults
 
 SCHEMA = yaml.safe_load((REPO / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
 SYSTEM = SCHEMA["properties"]["system"]["properties"]
@@ -36,8 +34,4 @@ def test_the_config_a_user_reads_states_the_schemas_defaults():
 
 
 def test_the_config_readme_states_the_schemas_defaults():
-    rows = [line.split("|")[1:3] for line in (REPO / "config/README.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("| `system.")]
-    documented = {re.search(r"`system\.(\w+)`", keys).group(1): re.search(r"`([^`]*)`", default).group(1)
-                  for keys, default in rows}
-    assert documented == {name: str(spec["default"]) for name, spec in SYSTEM.items()}
+    assert config_readme_defaults("system") == {name: str(spec["default"]) for name, spec in SYSTEM.items()}
