@@ -1,0 +1,155 @@
+"""loop.py's estimate of a table's cost against the table's own run, per rule, while it runs and after.
+
+Reads a workflow directory (the one ``snakemake`` runs the table in): the benchmark file of every
+finished job (``results/benchmarks``, the source of ``costs.tsv``) and the jobs still to run
+(``snakemake -n`` on the same target, in that directory). For each (rule, method, feature set) the mean
+CPU time of the finished jobs times the number of planned jobs (finished + still to run) projects the
+rule's cost; one with no finished job yet takes the mean of the same method on the other feature sets
+(else of the rule's other methods) and is marked ``~``. Only the table's own runs count: runs of other settings than ``default`` in the
+same directory (e.g. issue 22's loop checks) are left out.
+
+The estimate is ``loop.py``'s per-rule figure (``--estimate``, a TSV ``rule<TAB>core_hours``;
+``benchmarks/results/loop/estimate_cube200.tsv`` holds the workflow default's, from ``loop.md``);
+``tune_first`` counts under ``tune``, building the systems apart (loop.py does not cost it) and every
+other rule not named there under ``other``, as loop.md adds them; rules that write no benchmark file
+(mixing, selecting, summaries, tables) have no measured cost and are left out. A projected rule more than 20 % off the estimate is flagged ``!`` (the issue's bound: say why).
+
+    python benchmarks/estimate_vs_run.py --workdir results/table-run --snakemake PATH/TO/snakemake \\
+        [--pair fr-en] [--target results/table4.tsv] [--estimate benchmarks/results/loop/estimate_cube200.tsv] \\
+        [--by-method]
+
+Last line: ``metric: value``, the projected total core-hours over the estimate's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from smtlib.report.publish import benchmark_rule, read_benchmark  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+GROUP = {"tune_first": "tune"}
+
+
+def rule_group(rule: str, estimated: set[str]) -> str:
+    """The estimate's row a rule counts in; building the systems (``train_*``) is not in loop.py's."""
+    if rule.startswith("train_"):
+        return "systems (not estimated)"
+    rule = GROUP.get(rule, rule)
+    return rule if rule in estimated else "other"
+
+
+def finished_jobs(workdir: pathlib.Path, pair: str) -> list[tuple[str, str, float]]:
+    """(rule, "method/feature set", CPU seconds) of every finished job of the table's default-setting runs."""
+    root = workdir / "results" / "benchmarks"
+    jobs = []
+    for sub in ("systems", "tune"):
+        base = root / sub / pair
+        for path in sorted(base.rglob("*.tsv")) if base.is_dir() else []:
+            relative = path.relative_to(root).as_posix()
+            rule = benchmark_rule(relative)
+            parts = relative.split("/")
+            if rule is None or (sub == "tune" and parts[3] != "first" and parts[4] != "default"):
+                continue
+            method = f"{parts[3]}/{parts[2]}" if sub == "tune" and parts[3] != "first" else ""
+            jobs.append((rule, method, read_benchmark(path)["cpu_time"]))
+    return jobs
+
+
+def remaining_jobs(workdir: pathlib.Path, snakemake: str, target: str, config: list[str]) -> list[tuple[str, str]]:
+    """(rule, "method/feature set") of every job ``snakemake -n`` plans for ``target`` in ``workdir``."""
+    out = subprocess.run([snakemake, "-n", "--config", *config, "--", target], cwd=workdir, capture_output=True,
+                         text=True, check=True).stdout
+    jobs, rule = [], None
+    for line in out.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
+        if m:
+            rule = m.group(1)
+            jobs.append([rule, ""])
+        elif rule and line.strip().startswith("wildcards:"):
+            method, fs = re.search(r"\bmethod=([^,\s]+)", line), re.search(r"\bfs=([^,\s]+)", line)
+            jobs[-1][1] = f"{method.group(1)}/{fs.group(1)}" if method and fs else ""
+    return [(r, m) for r, m in jobs]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workdir", type=pathlib.Path, required=True)
+    ap.add_argument("--snakemake", default="snakemake", help="the snakemake of the run's own environment")
+    ap.add_argument("--pair", default="fr-en")
+    ap.add_argument("--target", default="results/table4.tsv")
+    ap.add_argument("--config", nargs="*", default=["data_dir=../shared/data"], help="the run's --config values")
+    ap.add_argument("--by-method", action="store_true", help="also each (rule, method): jobs and mean CPU seconds")
+    ap.add_argument("--estimate", type=pathlib.Path, default=HERE / "results" / "loop" / "estimate_cube200.tsv")
+    args = ap.parse_args()
+    estimate = {}
+    for line in args.estimate.read_text(encoding="utf-8").splitlines()[1:]:
+        rule, hours = line.split("\t")
+        estimate[rule] = float(hours)
+    names = set(estimate)
+    done = finished_jobs(args.workdir, args.pair)
+    todo = remaining_jobs(args.workdir, args.snakemake, args.target, args.config)
+    cpu: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for rule, method, seconds in done:
+        cpu[rule, method].append(seconds)
+    planned: dict[tuple[str, str], int] = defaultdict(int)
+    for rule, method, _ in done:
+        planned[rule, method] += 1
+    for rule, method in todo:
+        planned[rule, method] += 1
+    rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
+                                                 "guessed": False})
+    for (rule, method), n in planned.items():
+        group = rows[rule_group(rule, names)]
+        seen = cpu.get((rule, method), [])
+        if seen:
+            mean = sum(seen) / len(seen)
+        else:  # the same method on another feature set, else any method of the rule
+            same = method.split("/")[0]
+            others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
+                      or [v for (r, _), values in cpu.items() if r == rule for v in values])
+            if not others:
+                continue
+            mean = sum(others) / len(others)
+            group["guessed"] = True
+        group["done"] += len(seen)
+        group["planned"] += n
+        group["measured"] += sum(seen) / 3600
+        group["projected"] += mean * n / 3600
+    print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still")
+    print("| rule | jobs done / planned | core-hours so far | projected | estimate | projected / estimate |")
+    print("|---|---|---|---|---|---|")
+    total_p = total_e = 0.0
+    for rule in [*estimate, *sorted(set(rows) - names)]:
+        r, e = rows.get(rule), estimate.get(rule, 0.0)
+        if r is None:
+            print(f"| {rule} | 0 / ? | 0 | ? | {e:.2f} | ? |")
+            continue
+        ratio = r["projected"] / e if e else float("nan")
+        flag = " !" if e and abs(ratio - 1) > 0.2 else ""
+        mark = " ~" if r["guessed"] else ""
+        print(f"| {rule} | {r['done']:,} / {r['planned']:,} | {r['measured']:.2f} | {r['projected']:.2f}{mark} | {e:.2f}"
+              f" | {ratio:.2f}{flag} |")
+        if e:
+            total_p += r["projected"]
+            total_e += e
+    print(f"| **total** | | | **{total_p:.2f}** | **{total_e:.2f}** | {total_p / total_e:.2f} |")
+    if args.by_method:
+        print("\n| rule | method/feature set | jobs done / planned | mean CPU s of the done |")
+        print("|---|---|---|---|")
+        for (rule, method), n in sorted(planned.items()):
+            seen = cpu.get((rule, method), [])
+            mean = f"{sum(seen) / len(seen):.1f}" if seen else "-"
+            print(f"| {rule} | {method or '-'} | {len(seen):,} / {n:,} | {mean} |")
+    print(f"metric: {total_p / total_e:.3f}")
+
+
+if __name__ == "__main__":
+    main()
