@@ -107,7 +107,6 @@ def main() -> None:
     rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
                                                  "guessed": False})
     for (rule, method), n in planned.items():
-        group = rows[rule_group(rule, names)]
         seen = cpu.get((rule, method), [])
         if seen:
             mean = sum(seen) / len(seen)
@@ -118,7 +117,8 @@ def main() -> None:
             if not others:
                 continue
             mean = sum(others) / len(others)
-            group["guessed"] = True
+        group = rows[rule_group(rule, names)]
+        group["guessed"] |= not seen
         group["done"] += len(seen)
         group["planned"] += n
         group["measured"] += sum(seen) / 3600

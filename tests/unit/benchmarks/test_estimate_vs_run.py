@@ -1,0 +1,70 @@
+"""``benchmarks/estimate_vs_run.py`` on a synthetic workflow directory and a synthetic ``snakemake -n``:
+the projection per (rule, method, feature set) worked out by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+from tests.support.repo import REPO
+
+HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+DRY_RUN = """Building DAG of jobs...
+[Fri Nov 27 10:00:00 2026]
+rule tune_lattice:
+    input: x
+    wildcards: pair=fr-en, fs=medium, method=lbmert, setting=default, sample=1, it=2
+[Fri Nov 27 10:00:00 2026]
+rule tune_lattice:
+    wildcards: pair=fr-en, fs=small, method=lbmert, setting=default, sample=0, it=2
+[Fri Nov 27 10:00:00 2026]
+rule decode_dev:
+    wildcards: pair=fr-en, fs=big, method=kbmira, setting=default, sample=0, it=3
+[Fri Nov 27 10:00:00 2026]
+localrule table:
+    wildcards: table=table4
+"""
+
+
+@pytest.fixture(scope="module")
+def evr():
+    spec = importlib.util.spec_from_file_location("estimate_vs_run", REPO / "benchmarks" / "estimate_vs_run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def bench(root, relative, cpu):
+    path = root / "results" / "benchmarks" / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER + f"{cpu}\t0:00:01\t100\t0\t0\t0\t0\t0\t1\t{cpu}\n", encoding="utf-8")
+
+
+def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatch):
+    run = "tune/fr-en/{fs}/{m}/{setting}/s0/it{it}/{what}.tsv"
+    bench(tmp_path, run.format(fs="medium", m="lbmert", setting="default", it=1, what="tune"), 300)
+    bench(tmp_path, run.format(fs="medium", m="lbmert", setting="default", it=2, what="tune"), 330)
+    # a loop-check run of another setting: not the table's, left out
+    bench(tmp_path, run.format(fs="medium", m="lbmert", setting="x=1", it=1, what="tune"), 9999)
+    bench(tmp_path, run.format(fs="medium", m="kbmira", setting="default", it=2, what="decode"), 12)
+    bench(tmp_path, "systems/fr-en/align.tsv", 36)
+    fake = tmp_path / "snakemake"
+    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{DRY_RUN}END\n", encoding="utf-8")
+    fake.chmod(0o755)
+    estimate = tmp_path / "estimate.tsv"
+    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\ndecode_dev\t0.01\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake),
+                                      "--estimate", str(estimate)])
+    evr.main()
+    out = capsys.readouterr().out
+    # lb-mert: medium 3 jobs x 315 s (its mean) + small 1 job x 315 s (no small job done: the same
+    # method's mean on the other feature set, marked ~) = 1,260 s = 0.35 h, against 0.5
+    assert "| tune_lattice | 2 / 4 | 0.17 | 0.35 ~ | 0.50 | 0.70 ! |" in out
+    # kb-mira's decodes: big has none done; the method's medium mean, 12 s x 2 jobs = 24 s
+    assert "| decode_dev | 1 / 2 | 0.00 | 0.01 ~ | 0.01 | 0.67 ! |" in out
+    assert "| systems (not estimated) | 1 / 1 | 0.01 | 0.01 | 0.00 | nan |" in out
+    assert "| other |" not in out  # the table rule writes no benchmark file: no measured cost
+    assert out.rstrip().endswith(f"metric: {(1260 + 24) / 3600 / 0.51:.3f}")
