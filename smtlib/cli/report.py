@@ -341,7 +341,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                 "BLEU and every other evaluation metric of the summaries")
     p.set_defaults(_action=cmd_metric_matrix)
 
-    p = sub.add_parser("curves", help="learning curves (dev BLEU by iteration) of many runs")
+    p = sub.add_parser("curves", help="learning curves (dev BLEU, or the runs' tuning metric, by iteration) of many runs")
     p.add_argument("--curves", nargs="+", required=True)
     p.add_argument("--out", required=True, help="figure (PNG/SVG/PDF)")
     p.add_argument("--tsv", required=True, help="all curves in one TSV")

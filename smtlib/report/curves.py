@@ -1,23 +1,48 @@
-"""Learning curves of many tuning runs: dev BLEU by iteration, one line per run, one panel per feature set.
+"""Learning curves of many tuning runs: dev score by iteration, one line per run, one panel per feature set.
 
 The curves are the runs' learning-curve TSVs (:func:`smtlib.report.runs.read_curve`); the figure
-marks each run's kept weights (Cherry & Foster 2012, §4: the iteration with the best dev BLEU).
+marks each run's kept weights (Cherry & Foster 2012, §4: the iteration with the best dev BLEU). Runs
+tuned toward another metric (issue 25) keep the iteration best in that metric, so their curves are
+drawn in it (their ``dev_tuning`` column), not in BLEU, where the marker would not sit on the best
+point; runs tuned toward different metrics are not drawn in one figure.
 """
 
 from __future__ import annotations
 
+from smtlib.errors import InputError
 from smtlib.report.figures import pyplot
-from smtlib.report.runs import META_KEYS
+from smtlib.report.runs import META_KEYS, TUNING_COLUMNS
 from smtlib.report.tables import FEATURE_SET_TITLES, paper_name
 
 
+def tuning_metric(curves: list[list[dict]]) -> str | None:
+    """The metric all ``curves`` were tuned toward, None for BLEU (their curves have no tuning columns)."""
+    metrics = {rows[0].get("tuning_metric") for rows in curves}
+    if len(metrics) > 1:
+        names = ", ".join(sorted(m or "bleu" for m in metrics))
+        raise InputError(f"learning curves of runs tuned toward different metrics ({names}) in one figure: "
+                         "their kept weights are the best by different scores")
+    return metrics.pop() if metrics else None
+
+
+def _score_name(metric: str | None) -> str:
+    """How a figure names the dev score of runs tuned toward ``metric`` (a mixture by its own spelling)."""
+    from smtlib.bleu.metrics import METRICS
+
+    return "BLEU" if metric is None else (METRICS[metric].label if metric in METRICS else metric)
+
+
 def format_curves(curves: list[list[dict]]) -> str:
-    """All curves in one TSV: :data:`~smtlib.report.runs.META_KEYS`, iteration, dev BLEU, best."""
-    lines = ["\t".join([*META_KEYS, "iteration", "dev_bleu", "best"]) + "\n"]
+    """All curves in one TSV: :data:`~smtlib.report.runs.META_KEYS`, iteration, dev BLEU, best, and
+    for runs tuned toward another metric its :data:`~smtlib.report.runs.TUNING_COLUMNS`."""
+    tuned = tuning_metric(curves) is not None
+    lines = ["\t".join([*META_KEYS, "iteration", "dev_bleu", "best", *(TUNING_COLUMNS if tuned else ())]) + "\n"]
     for rows in curves:
         for r in rows:
             values = [str(r[k]) for k in META_KEYS]
             values += [str(r["iteration"]), f"{r['dev_bleu']:.4f}", "1" if r["best"] else "0"]
+            if tuned:
+                values += [r["tuning_metric"], f"{r['dev_tuning']:.4f}", r["better"]]
             lines.append("\t".join(values) + "\n")
     return "".join(lines)
 
@@ -40,11 +65,15 @@ def plot_curves(curves: list[list[dict]], title: str | None = None):
 
     Each method has its own colour and marker (:func:`method_styles`), the same in every panel; the
     full dev set's run (sub-sample 0) is drawn thick, the other sub-samples thin; the legend says so.
+    The score drawn is dev BLEU, or the tuning metric of runs tuned toward another (:func:`tuning_metric`).
     """
     plt = pyplot()
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
+    metric = tuning_metric(curves)
+    key, name = ("dev_bleu", "") if metric is None else ("dev_tuning", " " + _score_name(metric))
+    lower = metric is not None and curves[0][0]["better"] == "lower"
     groups: dict[str, list[list[dict]]] = {}
     for rows in curves:
         groups.setdefault(rows[0]["fs"], []).append(rows)
@@ -57,20 +86,20 @@ def plot_curves(curves: list[list[dict]], title: str | None = None):
             m = rows[0]["method"]
             color, marker = plt.cm.tab10(styles[m][0]), styles[m][1]
             first = rows[0]["sample"] == "0"
-            ax.plot([r["iteration"] for r in rows], [r["dev_bleu"] for r in rows], color=color, alpha=0.85,
+            ax.plot([r["iteration"] for r in rows], [r[key] for r in rows], color=color, alpha=0.85,
                     linewidth=1.8 if first else 0.6)
             b = next(r for r in rows if r["best"])
-            ax.plot([b["iteration"]], [b["dev_bleu"]], marker, color=color, markersize=6 if first else 4)
+            ax.plot([b["iteration"]], [b[key]], marker, color=color, markersize=6 if first else 4)
             shown.add(m)
         handles = [Line2D([], [], color=plt.cm.tab10(styles[m][0]), marker=styles[m][1], label=paper_name(m))
                    for m in styles if m in shown]
         handles += [Line2D([], [], color="grey", linewidth=1.8, label="full dev set (s0)"),
                     Line2D([], [], color="grey", linewidth=0.6, label="dev sub-samples"),
-                    Line2D([], [], color="grey", marker="o", linestyle="", label="its marker: kept weights (best dev)")]
+                    Line2D([], [], color="grey", marker="o", linestyle="", label=f"its marker: kept weights (best dev{name})")]
         ax.set_title(f"{FEATURE_SET_TITLES.get(fs, fs)}")
         ax.set_xlabel("iteration (weights decoded)")
-        ax.set_ylabel("dev BLEU")
+        ax.set_ylabel(f"dev {_score_name(metric)}" + (" (lower is better)" if lower else ""))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(handles=handles, fontsize=7)
-    fig.suptitle(title or "learning curves: dev BLEU of each iteration's weights")
+    fig.suptitle(title or f"learning curves: dev {_score_name(metric)} of each iteration's weights")
     return fig

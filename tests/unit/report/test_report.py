@@ -362,3 +362,35 @@ def test_best_iteration_by_the_tuning_metric(tmp_path, cli):
         r, out = best(f"bad{len(options)}{message[:3]}", *options)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not (out / "best").exists() and not (out / "curve.tsv").exists()
+
+
+def test_curves_of_runs_tuned_toward_another_metric_are_drawn_in_it(tmp_path):
+    """Issue 25: a chrF or TER run keeps the iteration best in its metric, so its curve is drawn in that
+    metric (the marker then sits on the best point) and the TSV keeps the metric's columns; runs tuned
+    toward different metrics are refused in one figure, not drawn on a BLEU axis that fits neither."""
+    from smtlib.report.curves import format_curves, plot_curves
+    from smtlib.report.figures import pyplot
+
+    def curve(method, metric, better, tuning, best):
+        return [{"pair": "fr-en", "fs": "medium", "method": method, "setting": f"default@{metric}", "sample": "0",
+                 "iteration": i, "dev_bleu": 40.0 + i, "best": i == best, "tuning_metric": metric,
+                 "dev_tuning": t, "better": better} for i, t in enumerate(tuning)]
+
+    ter = [curve("mert", "ter", "lower", [60.0, 57.0, 58.0], 1), curve("kbmira", "ter", "lower", [61.0, 59.0, 58.5], 2)]
+    fig = plot_curves(ter)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "dev TER (lower is better)"
+    assert "its marker: kept weights (best dev TER)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    markers = [line for line in ax.get_lines() if len(line.get_xdata()) == 1]
+    assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in markers] == [(1, 57.0), (2, 58.5)]
+    assert fig._suptitle.get_text() == "learning curves: dev TER of each iteration's weights"
+    pyplot().close(fig)
+    lines = format_curves(ter).splitlines()
+    assert lines[0].endswith("\tdev_bleu\tbest\ttuning_metric\tdev_tuning\tbetter")
+    assert lines[2].endswith("\t1\t41.0000\t1\tter\t57.0000\tlower")
+    chrf = curve("mert", "chrf", "higher", [60.0, 61.0, 62.0], 2)
+    with pytest.raises(InputError, match=r"different metrics \(chrf, ter\)"):
+        plot_curves([ter[0], chrf])
+    bleu = [{k: v for k, v in r.items() if k not in ("tuning_metric", "dev_tuning", "better")} for r in chrf]
+    with pytest.raises(InputError, match=r"different metrics \(bleu, chrf\)"):
+        format_curves([bleu, chrf])
