@@ -65,8 +65,11 @@ def finished_jobs(workdir: pathlib.Path, pair: str) -> list[tuple[str, str, floa
 
 def remaining_jobs(workdir: pathlib.Path, snakemake: str, target: str, config: list[str]) -> list[tuple[str, str]]:
     """(rule, "method/feature set") of every job ``snakemake -n`` plans for ``target`` in ``workdir``."""
-    out = subprocess.run([snakemake, "-n", "--config", *config, "--", target], cwd=workdir, capture_output=True,
-                         text=True, check=True).stdout
+    run = subprocess.run([snakemake, "-n", "--config", *config, "--", target], cwd=workdir, capture_output=True,
+                         text=True)
+    if run.returncode != 0:
+        sys.exit(f"snakemake -n failed in {workdir} (exit {run.returncode}):\n{run.stderr[-2000:]}")
+    out = run.stdout
     jobs, rule = [], None
     for line in out.splitlines():
         m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
