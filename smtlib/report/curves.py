@@ -25,11 +25,13 @@ def tuning_metric(curves: list[list[dict]]) -> str | None:
     return metrics.pop() if metrics else None
 
 
+#: how a figure names a tuning metric: without chrF's beta (sacrebleu's "chrF2"), which a curve does not record
+_NAMES = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER"}
+
+
 def _score_name(metric: str | None) -> str:
     """How a figure names the dev score of runs tuned toward ``metric`` (a mixture by its own spelling)."""
-    from smtlib.bleu.metrics import METRICS
-
-    return "BLEU" if metric is None else (METRICS[metric].label if metric in METRICS else metric)
+    return "BLEU" if metric is None else _NAMES.get(metric, metric)
 
 
 def format_curves(curves: list[list[dict]]) -> str:
