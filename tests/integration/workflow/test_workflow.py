@@ -8,7 +8,8 @@
 * The replay experiment end to end on Moses's recorded n-best lists, and a killed replay run
   restarted to the same table (outputs atomic, incomplete jobs rerun).
 * The tiny configuration end to end on ../shared/data (slow): the table's shape, real BLEU scores,
-  the significance marks, the orderings next to the paper's and the findings file.
+  the significance marks, the orderings next to the paper's and the findings file; and Table 6's
+  distant pair (ja-en) at the same size, with its own test set and PRO settings.
 
 Every run works in its own temporary directory (``snakemake -s Snakefile -d TMP``) so that the tests
 never touch the repository's results/.
@@ -529,6 +530,28 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
     assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
     assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
     metric_sweep_on_the_tiny_run(tmp_path, data_dir)
+
+
+@pytest.mark.slow
+def test_tiny_distant_pair_end_to_end_table6(tmp_path, data_dir):
+    """Table 6's pair (ja-en, the paper's zh-en) end to end at the tiny size: its own data, system and
+    test set (one, named test), and its PRO settings (pair_method_settings), so that a rule that only
+    the other pairs exercise cannot break the distant pair unseen."""
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
+    config = {**quick, "pairs": ["ja-en"], "tables": [{"name": "table6", "pair": "ja-en"}],
+              "feature_sets": ["small"], "methods": ["kbmira", "pro"], "extended_methods": [],
+              "subsample": {**quick["subsample"], "count": 0}}
+    cfg = write_config(tmp_path / "ja.yaml", config)
+    r = snakemake(tmp_path, "--cores", "2", "results/table6.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    lines = [ln.split("\t") for ln in (tmp_path / "results/table6.tsv").read_text().splitlines()]
+    assert lines[0][:3] == ["method", "Small Tune", "Small Test"] and [row[0] for row in lines[1:]] == ["kb-mira", "pro"]
+    assert all(0.0 < float(row[1]) < 100.0 and 0.0 < float(row[2]) < 100.0 for row in lines[1:])
+    run = tmp_path / "results/tune/ja-en/small/pro/default/s0"
+    assert (run / "test.test.1best").exists() and not list(run.glob("test.test2016*"))
+    # Table 6's PRO: 100 classifier iterations (pair_method_settings), not tiny.yaml's 30 for the others
+    tune_log = (tmp_path / "logs/tune/ja-en/small/pro/default/s0/it2/tune.log").read_text(encoding="utf-8")
+    assert re.search(r"iteration \d+/100 ", tune_log), tune_log
 
 
 def metric_sweep_on_the_tiny_run(work, data_dir):
