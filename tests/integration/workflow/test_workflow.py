@@ -8,8 +8,8 @@
 * The replay experiment end to end on Moses's recorded n-best lists, and a killed replay run
   restarted to the same table (outputs atomic, incomplete jobs rerun).
 * The tiny configuration end to end on ../shared/data (slow): the table's shape, real BLEU scores,
-  the significance marks, the orderings next to the paper's and the findings file; and Table 6's
-  distant pair (ja-en) at the same size, with its own test set and PRO settings.
+  the significance marks, the orderings next to the paper's and the findings file; and Tables 5 and
+  6's pairs (en-fr, ja-en) at the same size.
 
 Every run works in its own temporary directory (``snakemake -s Snakefile -d TMP``) so that the tests
 never touch the repository's results/.
@@ -533,25 +533,29 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
 
 
 @pytest.mark.slow
-def test_tiny_distant_pair_end_to_end_table6(tmp_path, data_dir):
-    """Table 6's pair (ja-en, the paper's zh-en) end to end at the tiny size: its own data, system and
-    test set (one, named test), and its PRO settings (pair_method_settings), so that a rule that only
-    the other pairs exercise cannot break the distant pair unseen."""
+@pytest.mark.parametrize("pair, table, test_sets, pro_iterations", [
+    ("en-fr", "table5", ["test2016", "test2017"], 30),
+    ("ja-en", "table6", ["test"], 100),
+])
+def test_tiny_other_pairs_end_to_end(tmp_path, data_dir, pair, table, test_sets, pro_iterations):
+    """Tables 5 and 6's pairs end to end at the tiny size (en-fr: French as the target; ja-en, the
+    paper's zh-en: its own data, system, single test set and PRO settings), so that a rule that only
+    fr-en exercises cannot break another pair unseen."""
     quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
-    config = {**quick, "pairs": ["ja-en"], "tables": [{"name": "table6", "pair": "ja-en"}],
+    config = {**quick, "pairs": [pair], "tables": [{"name": table, "pair": pair}],
               "feature_sets": ["small"], "methods": ["kbmira", "pro"], "extended_methods": [],
               "subsample": {**quick["subsample"], "count": 0}}
-    cfg = write_config(tmp_path / "ja.yaml", config)
-    r = snakemake(tmp_path, "--cores", "2", "results/table6.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
+    cfg = write_config(tmp_path / "pair.yaml", config)
+    r = snakemake(tmp_path, "--cores", "2", f"results/{table}.tsv", configfile=cfg, data_dir=data_dir, timeout=1800)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    lines = [ln.split("\t") for ln in (tmp_path / "results/table6.tsv").read_text().splitlines()]
+    lines = [ln.split("\t") for ln in (tmp_path / f"results/{table}.tsv").read_text().splitlines()]
     assert lines[0][:3] == ["method", "Small Tune", "Small Test"] and [row[0] for row in lines[1:]] == ["kb-mira", "pro"]
     assert all(0.0 < float(row[1]) < 100.0 and 0.0 < float(row[2]) < 100.0 for row in lines[1:])
-    run = tmp_path / "results/tune/ja-en/small/pro/default/s0"
-    assert (run / "test.test.1best").exists() and not list(run.glob("test.test2016*"))
-    # Table 6's PRO: 100 classifier iterations (pair_method_settings), not tiny.yaml's 30 for the others
-    tune_log = (tmp_path / "logs/tune/ja-en/small/pro/default/s0/it2/tune.log").read_text(encoding="utf-8")
-    assert re.search(r"iteration \d+/100 ", tune_log), tune_log
+    run = tmp_path / f"results/tune/{pair}/small/pro/default/s0"
+    assert sorted(p.name for p in run.glob("test.*.1best")) == [f"test.{t}.1best" for t in test_sets]
+    # PRO's classifier iterations: Table 6's 100 on ja-en (pair_method_settings), tiny.yaml's 30 elsewhere
+    tune_log = (tmp_path / f"logs/tune/{pair}/small/pro/default/s0/it2/tune.log").read_text(encoding="utf-8")
+    assert re.search(rf"iteration \d+/{pro_iterations} ", tune_log), tune_log
 
 
 def metric_sweep_on_the_tiny_run(work, data_dir):
