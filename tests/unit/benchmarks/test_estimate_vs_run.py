@@ -37,10 +37,11 @@ def evr():
     del sys.modules[spec.name]
 
 
-def bench(root, relative, cpu):
+def bench(root, relative, cpu, wall=None):
     path = root / "results" / "benchmarks" / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(HEADER + f"{cpu}\t0:00:01\t100\t0\t0\t0\t0\t0\t1\t{cpu}\n", encoding="utf-8")
+    path.write_text(HEADER + f"{cpu if wall is None else wall}\t0:00:01\t100\t0\t0\t0\t0\t0\t1\t{cpu}\n",
+                    encoding="utf-8")
 
 
 def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatch):
@@ -68,3 +69,22 @@ def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatc
     assert "| systems (not estimated) | 1 / 1 | 0.01 | 0.01 | 0.00 | nan |" in out
     assert "| other |" not in out  # the table rule writes no benchmark file: no measured cost
     assert out.rstrip().endswith(f"metric: {(1260 + 24) / 3600 / 0.51:.3f}")
+
+
+def test_the_unsampled_tails_are_extrapolated_unless_asked_as_recorded(evr, tmp_path, capsys, monkeypatch):
+    # a 75 s job: Snakemake's last reading at 60 s saw 240 s of CPU; the tail at that rate is 60 s more
+    bench(tmp_path, "tune/fr-en/medium/lbmert/default/s0/it2/tune.tsv", 240, wall=75)
+    fake = tmp_path / "snakemake"
+    fake.write_text("#!/bin/sh\necho 'Nothing to be done.'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    estimate = tmp_path / "estimate.tsv"
+    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.1\n", encoding="utf-8")
+    argv = ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake), "--estimate", str(estimate)]
+    monkeypatch.setattr(sys, "argv", argv)
+    evr.main()
+    out = capsys.readouterr().out
+    assert "0.07 core-hours as Snakemake recorded them, 0.08 with the unsampled tails" in out
+    assert out.rstrip().endswith(f"metric: {300 / 3600 / 0.1:.3f}")
+    monkeypatch.setattr(sys, "argv", [*argv, "--as-recorded"])
+    evr.main()
+    assert capsys.readouterr().out.rstrip().endswith(f"metric: {240 / 3600 / 0.1:.3f}")

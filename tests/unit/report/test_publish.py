@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from smtlib.report.publish import benchmark_rule, publish, rule_costs
+from smtlib.report.publish import benchmark_rule, publish, rule_costs, unsampled_cpu
 from smtlib.report.runs import format_curve
 
 BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -70,6 +70,16 @@ def test_rules_of_benchmark_files():
     assert benchmark_rule("figures/pro_mert.tsv") is None
 
 
+def test_the_cpu_after_snakemakes_last_sample_is_extrapolated():
+    # read every second up to 30 s: a 12.5 s job's last reading is at 12 s
+    assert unsampled_cpu(12.5, 10.0) == pytest.approx(10.0 * 12.5 / 12)
+    # then every 30 s: a 75 s job's last reading is at 60 s, a quarter of its time unsampled
+    assert unsampled_cpu(75.0, 50.0) == pytest.approx(62.5)
+    assert unsampled_cpu(30.0, 30.0) == 30.0 and unsampled_cpu(7.0, 9.0) == 9.0  # read at its last second
+    assert unsampled_cpu(0.4, 0.3) == 0.3  # never sampled: nothing to scale
+    assert unsampled_cpu(60.0, 0.0) == 0.0  # "NA"
+
+
 def test_costs_per_rule(workdir):
     costs = {c["rule"]: c for c in rule_costs(workdir, "fr-en")}
     assert costs["decode_dev"]["jobs"] == 2 and costs["decode_dev"]["cpu_h"] == pytest.approx(18 / 3600)
@@ -77,6 +87,8 @@ def test_costs_per_rule(workdir):
     assert costs["decode_dev"]["max_cpu_s"] == 9 and costs["tune_lattice"]["max_cpu_s"] == 0
     assert costs["tune_lattice"]["cpu_h"] == 0.0 and costs["tune_lattice"]["max_rss_mb"] == 2000  # NA cpu
     assert costs["decode_first"]["max_rss_mb"] == 400  # de-en's file is not fr-en's
+    assert costs["decode_dev"]["cpu_extrapolated_h"] == pytest.approx(18 / 3600)  # both read at their end
+    assert costs["tune_first"]["cpu_extrapolated_h"] == pytest.approx(1.8 / 3600)
     assert set(costs) == {"train_align", "decode_first", "decode_dev", "tune_first", "decode_dev_lattice",
                           "tune_lattice"}
 
@@ -94,7 +106,9 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     provenance = (out / "PROVENANCE.md").read_text()
     assert f"`{commit.strip()}`." in provenance and "Runs finished: 1; in flight or not started: 1" in provenance
     assert (out / "table4.tsv").read_text() == "method\tTune\n"
-    assert (out / "costs.tsv").read_text().splitlines()[-1].startswith("total\t7\t")
+    header, *_, total = (out / "costs.tsv").read_text().splitlines()
+    assert header.endswith("\tcpu_hours_extrapolated") and total.startswith("total\t7\t")
+    assert total.split("\t")[2] == total.split("\t")[-1]  # every job read at its last second
     (workdir / "Snakefile").write_text("# changed\n")
     publish(workdir, "fr-en", out, ["table4"])
     assert "with uncommitted changes" in (out / "PROVENANCE.md").read_text()
