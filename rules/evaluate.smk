@@ -92,5 +92,7 @@ rule run_summary:
         "../envs/smtlib.yaml"
     log:
         run_log("summary.log"),
+    benchmark:
+        run_benchmark("summary.tsv")
     shell:
         "smtlib report summary --curve {input.curve} --test {params.tests} --out {output} > {log} 2>&1"

@@ -39,6 +39,8 @@ rule table:
         "../envs/smtlib.yaml"
     log:
         "logs/tables/{table}.log",
+    benchmark:
+        "results/benchmarks/tables/{table}.tsv"
     shell:
         "smtlib report table --summaries {input.summaries} --methods {params.methods} "
         "--feature-sets {params.feature_sets} --not-applicable {params.not_applicable} "
@@ -85,6 +87,8 @@ use rule table as table_extended with:
         "../envs/smtlib.yaml"
     log:
         "logs/tables/{table}_extended.log",
+    benchmark:
+        "results/benchmarks/tables/{table}_extended.tsv"
 
 
 rule table_vs_paper:
@@ -110,6 +114,8 @@ rule table_vs_paper:
         "../envs/smtlib.yaml"
     log:
         "logs/tables/{table}_vs_paper.log",
+    benchmark:
+        "results/benchmarks/tables/{table}_vs_paper.tsv"
     shell:
         "smtlib report paper --table {input.table} --tests {input.tests} --paper {wildcards.table} "
         "--out {output.tsv} --findings {output.findings} > {log} 2>&1"

@@ -192,6 +192,8 @@ rule select_best:
         "../envs/smtlib.yaml"
     log:
         run_log("select_best.log"),
+    benchmark:
+        run_benchmark("select_best.tsv")
     shell:
         "smtlib report best --dev-bleu {input.bleus} --weights {input.weights} --out-weights {output.weights} "
         "--out-curve {output.curve} --meta {params.meta} > {log} 2>&1"
@@ -251,6 +253,8 @@ rule select_best_metric:
         "../envs/smtlib.yaml"
     log:
         run_log("select_best.log"),
+    benchmark:
+        run_benchmark("select_best.tsv")
     shell:
         "smtlib report best --dev-bleu {input.bleus} --metric {params.metric} --dev-score {input.scores} "
         "--weights {input.weights} --out-weights {output.weights} --out-curve {output.curve} --meta {params.meta} "

@@ -58,6 +58,8 @@ rule mira_mix:
         "../envs/smtlib.yaml"
     log:
         run_log("it{it}/mira.mix.log"),
+    benchmark:
+        run_benchmark("it{it}/mira.mix.tsv")
     shell:
         "smtlib tune {wildcards.method} --mix {input.shards} {params.state} {params.settings} "
         "--out {output.weights} --mixed-out {output.mixed} --state-out {output.state} --info {output.info} "

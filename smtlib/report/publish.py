@@ -55,6 +55,10 @@ _RULES = [
      lambda m, kind: "tune_lattice" if kind == "lattice" else ("tune_first" if m.group(1) == "1" else "tune")),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.shard\d+\.tsv$"), lambda m, kind: "mira_shard"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/test\.[^/]+\.decode\.tsv$"), lambda m, kind: "decode_test"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.mix\.tsv$"), lambda m, kind: "mira_mix"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/select_best\.tsv$"), lambda m, kind: "select_best"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/summary\.tsv$"), lambda m, kind: "run_summary"),
+    (re.compile(r"^tables/[^/]+?(_extended|_vs_paper)?\.tsv$"), lambda m, kind: f"table{m.group(1) or ''}"),
 ]
 
 
@@ -117,28 +121,27 @@ def read_benchmark(path: str | os.PathLike) -> dict[str, float]:
     return {"s": wall, "max_rss": number("max_rss"), "cpu_time": cpu, "cpu_extrapolated": unsampled_cpu(wall, cpu)}
 
 
-def rule_costs(workdir: str | os.PathLike, pair: str) -> list[dict]:
-    """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs."""
+def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = ()) -> list[dict]:
+    """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs and of the
+    jobs that wrote its ``tables`` (``table4``: the table, its extended table and its paper comparison)."""
     root = pathlib.Path(workdir) / "results" / "benchmarks"
     totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
                                                    "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
-    for sub in ("systems", "tune"):
-        base = root / sub / pair
-        if not base.is_dir():
+    table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables for suffix in ("", "_extended", "_vs_paper")]
+    for path in [*sorted((root / "systems" / pair).rglob("*.tsv")), *sorted((root / "tune" / pair).rglob("*.tsv")),
+                 *(p for p in table_files if p.is_file())]:
+        rule = benchmark_rule(path.relative_to(root).as_posix())
+        if rule is None:
             continue
-        for path in sorted(base.rglob("*.tsv")):
-            rule = benchmark_rule(path.relative_to(root).as_posix())
-            if rule is None:
-                continue
-            b = read_benchmark(path)
-            t = totals[rule]
-            t["jobs"] += 1
-            t["cpu_h"] += b["cpu_time"] / 3600
-            t["cpu_extrapolated_h"] += b["cpu_extrapolated"] / 3600
-            t["wall_h"] += b["s"] / 3600
-            t["max_rss_mb"] = max(t["max_rss_mb"], b["max_rss"])
-            t["max_wall_s"] = max(t["max_wall_s"], b["s"])
-            t["max_cpu_s"] = max(t["max_cpu_s"], b["cpu_time"])
+        b = read_benchmark(path)
+        t = totals[rule]
+        t["jobs"] += 1
+        t["cpu_h"] += b["cpu_time"] / 3600
+        t["cpu_extrapolated_h"] += b["cpu_extrapolated"] / 3600
+        t["wall_h"] += b["s"] / 3600
+        t["max_rss_mb"] = max(t["max_rss_mb"], b["max_rss"])
+        t["max_wall_s"] = max(t["max_wall_s"], b["s"])
+        t["max_cpu_s"] = max(t["max_cpu_s"], b["cpu_time"])
     return [{"rule": rule, **values} for rule, values in sorted(totals.items())]
 
 
@@ -219,7 +222,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
     with atomic_output(out / "costs.tsv") as fh:
-        fh.write(format_costs(rule_costs(workdir, pair)))
+        fh.write(format_costs(rule_costs(workdir, pair, tables)))
     copied = []
     for table in tables:
         for suffix in (".tsv", ".md", "_tests.json", "_vs_paper.tsv", "_findings.md", "_extended.tsv",

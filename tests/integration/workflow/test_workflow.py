@@ -521,6 +521,13 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
     assert "| 5 | PRO is the least stable" in findings and "pro not in our big column" in findings  # not in quick
     curve = (tmp_path / "results/tune/fr-en/small/kbmira/default/s0/curve.tsv").read_text().splitlines()
     assert len(curve) == 1 + 3  # weights 0, 1, 2
+    # every job of the table's chain measured, down to the small ones (their costs published per rule)
+    from smtlib.report.publish import rule_costs
+
+    costs = {c["rule"]: c for c in rule_costs(tmp_path, "fr-en", ["table4"])}
+    for rule in ("decode_dev", "tune", "tune_lattice", "select_best", "run_summary", "table",
+                 "table_vs_paper"):
+        assert costs.get(rule, {}).get("jobs", 0) >= 1 and costs[rule]["max_rss_mb"] > 0, (rule, costs.get(rule))
     # the HTML report of what was built (`snakemake --report`)
     r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4_vs_paper.tsv",
                   configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=300)

@@ -53,6 +53,9 @@ def workdir(tmp_path):
     _bench(bench / "tune/fr-en/medium/lbmert/default/s0/it1/decode.tsv", 8, 900, 14.4)
     _bench(bench / "tune/fr-en/medium/lbmert/default/s0/it1/tune.tsv", 60, 2000, "NA")
     _bench(bench / "tune/de-en/medium/first/decode.tsv", 99, 9999, 99)  # another pair: not counted
+    _bench(bench / "tables/table4.tsv", 20, 700, 19.5)
+    _bench(bench / "tables/table4_vs_paper.tsv", 1, 150, 0.5)
+    _bench(bench / "tables/table5.tsv", 20, 9999, 19.5)  # another table: not counted
     (base / "results" / "table4.tsv").write_text("method\tTune\n")
     return base
 
@@ -67,6 +70,12 @@ def test_rules_of_benchmark_files():
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/decode.tsv") == "decode_dev"
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.shard7.tsv") == "mira_shard"
     assert benchmark_rule("tune/fr-en/big/mr/default/s0/test.test2017.decode.tsv") == "decode_test"
+    assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.mix.tsv") == "mira_mix"
+    assert benchmark_rule("tune/fr-en/big/mr/default/s2/select_best.tsv") == "select_best"
+    assert benchmark_rule("tune/fr-en/big/mr/default/s2/summary.tsv") == "run_summary"
+    assert benchmark_rule("tables/table4.tsv") == "table"
+    assert benchmark_rule("tables/table4_extended.tsv") == "table_extended"
+    assert benchmark_rule("tables/table4_vs_paper.tsv") == "table_vs_paper"
     assert benchmark_rule("figures/pro_mert.tsv") is None
 
 
@@ -91,6 +100,10 @@ def test_costs_per_rule(workdir):
     assert costs["tune_first"]["cpu_extrapolated_h"] == pytest.approx(1.8 / 3600)
     assert set(costs) == {"train_align", "decode_first", "decode_dev", "tune_first", "decode_dev_lattice",
                           "tune_lattice"}
+    with_tables = {c["rule"]: c for c in rule_costs(workdir, "fr-en", ["table4"])}
+    assert with_tables["table"]["jobs"] == 1 and with_tables["table"]["max_rss_mb"] == 700
+    assert with_tables["table_vs_paper"]["cpu_h"] == pytest.approx(0.5 / 3600)
+    assert "table_extended" not in with_tables  # not run: no file
 
 
 def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path):
@@ -107,7 +120,8 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     assert f"`{commit.strip()}`." in provenance and "Runs finished: 1; in flight or not started: 1" in provenance
     assert (out / "table4.tsv").read_text() == "method\tTune\n"
     header, *_, total = (out / "costs.tsv").read_text().splitlines()
-    assert header.endswith("\tcpu_hours_extrapolated") and total.startswith("total\t7\t")
+    # 7 jobs of the pair's runs and 2 of its table (the table and its paper comparison)
+    assert header.endswith("\tcpu_hours_extrapolated") and total.startswith("total\t9\t")
     assert total.split("\t")[2] == total.split("\t")[-1]  # every job read at its last second
     (workdir / "Snakefile").write_text("# changed\n")
     publish(workdir, "fr-en", out, ["table4"])
