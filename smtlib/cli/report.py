@@ -274,7 +274,8 @@ def cmd_pro_mert(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
-    done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "")
+    done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "",
+                   tables_workdir=args.tables_workdir, tables_command=args.tables_command or "")
     print(f"smtlib report publish: {done['finished']} finished runs, {done['unfinished']} unfinished, "
           f"tables: {', '.join(done['tables']) or 'none yet'} (commit {done['commit'][:12]})", file=sys.stderr)
     return 0
@@ -377,6 +378,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", nargs="*", default=[], help="table names whose files to copy, e.g. table4")
     p.add_argument("--out", required=True, help="output directory, e.g. docs/results/table4")
     p.add_argument("--command", help="the snakemake command that produced the run (recorded)")
+    p.add_argument("--tables-workdir", help="a checkout at a later commit holding the same runs, where the "
+                   "tables were computed: tables, figures and their costs from there (default: --workdir)")
+    p.add_argument("--tables-command", help="the snakemake command of the table step (recorded)")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")

@@ -20,6 +20,13 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
   and the counts of finished and unfinished runs.
 
+The tables may come from a second workflow directory (``tables_workdir``): a checkout at a later
+commit holding the same runs (hard links), where only the table step runs. The Table 4 run started
+before the tables' significance marks, findings and starting-point column existed (issues 24 and 28);
+its runs take sessions, its table step seconds. Every run summary there must be byte-identical to the
+runs directory's (else the tables are not of these runs: an error), and ``PROVENANCE.md`` names both
+commits.
+
 Nothing is recomputed: every number is read from the run's own outputs (never hand-edited).
 """
 
@@ -59,6 +66,7 @@ _RULES = [
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/select_best\.tsv$"), lambda m, kind: "select_best"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/summary\.tsv$"), lambda m, kind: "run_summary"),
     (re.compile(r"^tables/[^/]+?(_extended|_vs_paper)?\.tsv$"), lambda m, kind: f"table{m.group(1) or ''}"),
+    (re.compile(r"^systems/[^/]+/[^/]+/initial\.test\.[^/]+\.tsv$"), lambda m, kind: "decode_test_initial"),
 ]
 
 
@@ -199,17 +207,40 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
     return git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no") == ""
 
 
+def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str) -> int:
+    """How many run summaries ``tables_workdir`` has; an error unless each is byte-identical to
+    ``workdir``'s (the tables there must be computed from the runs published from ``workdir``)."""
+    count = 0
+    for run_dir in run_dirs(tables_workdir, pair):
+        summary = run_dir / "summary.json"
+        if not summary.is_file():
+            continue
+        name = run_dir.relative_to(tables_workdir / "results" / "tune" / pair)
+        theirs = workdir / "results" / "tune" / pair / name / "summary.json"
+        if not theirs.is_file() or theirs.read_bytes() != summary.read_bytes():
+            raise InputError(f"run {name.as_posix()}: its summary differs from the runs directory's "
+                             f"({theirs}): the tables are not computed from these runs", tables_workdir)
+        count += 1
+    return count
+
+
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
-            command: str = "") -> dict:
-    """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring).
+            command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "") -> dict:
+    """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring);
+    the tables, figures and their jobs' costs from ``tables_workdir`` if given (default ``workdir``).
 
     Returns counts: ``finished`` and ``unfinished`` runs, ``tables`` copied.
     """
     workdir = pathlib.Path(workdir)
     out = pathlib.Path(out_dir)
-    if not (workdir / "results").is_dir():
-        raise InputError("no results/ directory: not a workflow directory", workdir)
+    for directory in (workdir, tables_workdir):
+        if directory is not None and not (pathlib.Path(directory) / "results").is_dir():
+            raise InputError("no results/ directory: not a workflow directory", directory)
     commit, clean = checkout_state(workdir)
+    source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
+    if tables_workdir is not None:
+        tables_commit, tables_clean = checkout_state(source)
+        tabled_runs = same_runs(workdir, source, pair)
     finished, unfinished = [], []
     for run_dir in run_dirs(workdir, pair):
         record = run_record(run_dir)
@@ -221,17 +252,22 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         with atomic_output(out / "runs" / f"{name.as_posix()}.json") as fh:
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
+    costs = rule_costs(workdir, pair, tables)
+    if tables_workdir is not None:  # the table step's own jobs; the runs' (hard-linked) files counted once
+        measured = {c["rule"] for c in costs}
+        costs = sorted([*costs, *(c for c in rule_costs(source, pair, tables) if c["rule"] not in measured)],
+                       key=lambda c: c["rule"])
     with atomic_output(out / "costs.tsv") as fh:
-        fh.write(format_costs(rule_costs(workdir, pair, tables)))
+        fh.write(format_costs(costs))
     copied = []
     for table in tables:
         for suffix in (".tsv", ".md", "_tests.json", "_vs_paper.tsv", "_findings.md", "_extended.tsv",
                        "_extended.md", "_extended_tests.json"):
-            src = workdir / "results" / f"{table}{suffix}"
+            src = source / "results" / f"{table}{suffix}"
             if src.exists():
                 _copy(src, out / src.name)
                 copied.append(src.name)
-    figures = workdir / "results" / "figures"
+    figures = source / "results" / "figures"
     if figures.is_dir():
         for src in sorted(figures.glob(f"*{pair}*")):
             if src.is_file():
@@ -245,6 +281,13 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
         fh.write(f"- Runs finished: {len(finished)}; in flight or not started: {len(unfinished)}.\n")
         fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
+        if tables_workdir is not None:
+            fh.write(f"- The tables, figures and their jobs (the table step) by commit `{tables_commit}`"
+                     + ("" if tables_clean else " **with uncommitted changes**")
+                     + f", in a checkout of their own over these runs' outputs ({tabled_runs} runs there, every "
+                     "summary byte-identical to the runs'); the runs themselves by the commit above.\n")
+            if tables_command:
+                fh.write(f"- Table step command: `{tables_command}`\n")
         fh.write("- `costs.tsv`: per rule, the CPU and wall hours and the largest peak memory of the jobs that "
                  "ran (Snakemake's benchmark files). Snakemake samples CPU time (every second for 30 s, then "
                  "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from smtlib.errors import InputError
 from smtlib.report.publish import benchmark_rule, publish, rule_costs, unsampled_cpu
 from smtlib.report.runs import format_curve
 
@@ -73,6 +74,7 @@ def test_rules_of_benchmark_files():
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.mix.tsv") == "mira_mix"
     assert benchmark_rule("tune/fr-en/big/mr/default/s2/select_best.tsv") == "select_best"
     assert benchmark_rule("tune/fr-en/big/mr/default/s2/summary.tsv") == "run_summary"
+    assert benchmark_rule("systems/fr-en/big/initial.test.test2017.tsv") == "decode_test_initial"
     assert benchmark_rule("tables/table4.tsv") == "table"
     assert benchmark_rule("tables/table4_extended.tsv") == "table_extended"
     assert benchmark_rule("tables/table4_vs_paper.tsv") == "table_vs_paper"
@@ -126,3 +128,56 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     (workdir / "Snakefile").write_text("# changed\n")
     publish(workdir, "fr-en", out, ["table4"])
     assert "with uncommitted changes" in (out / "PROVENANCE.md").read_text()
+
+
+def _checkout(base):
+    base.mkdir()
+    subprocess.run(["git", "init", "-q", str(base)], check=True)
+    (base / "Snakefile").write_text("# a later workflow\n")
+    subprocess.run(["git", "-C", str(base), "add", "Snakefile"], check=True)
+    subprocess.run(["git", "-C", str(base), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "y"],
+                   check=True)
+    return subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def tables_workdir(workdir, tmp_path):
+    """A later checkout holding the same finished run (its files copied), where only the tables ran."""
+    base = tmp_path / "tables"
+    commit = _checkout(base)
+    run = "results/tune/fr-en/medium/kbmira/default/s0"
+    (base / run).mkdir(parents=True)
+    for name in ("summary.json", "curve.tsv", "best.weights"):
+        (base / run / name).write_bytes((workdir / run / name).read_bytes())
+    (base / "results/table4.tsv").write_text("method\tTune\tSig\n")
+    (base / "results/table4_findings.md").write_text("# findings\n")
+    bench = base / "results" / "benchmarks"
+    _bench(bench / "tune/fr-en/medium/kbmira/default/s0/it2/decode.tsv", 5, 450, 9)  # the run's, linked: once
+    _bench(bench / "tables/table4.tsv", 30, 800, 28)
+    _bench(bench / "systems/fr-en/medium/initial.test.t1.tsv", 12, 500, 11)
+    return base, commit
+
+
+def test_tables_from_a_later_checkout_of_the_same_runs(workdir, tables_workdir, tmp_path):
+    base, later = tables_workdir
+    out = tmp_path / "docs" / "table4"
+    done = publish(workdir, "fr-en", out, ["table4"], command="snakemake -- results/table4.tsv",
+                   tables_workdir=base, tables_command="snakemake -- results/table4_vs_paper.tsv")
+    assert done["tables"] == ["table4.tsv", "table4_findings.md"] and done["finished"] == 1
+    assert (out / "table4.tsv").read_text() == "method\tTune\tSig\n"  # the later checkout's, not the run's
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert f"by commit `{later}`" in provenance and "(1 runs there, every summary byte-identical" in provenance
+    assert "Table step command: `snakemake -- results/table4_vs_paper.tsv`" in provenance
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert costs["decode_dev"][1] == "2"  # the runs directory's two decodes, not three
+    assert costs["table"][1] == "1" and costs["decode_test_initial"][1] == "1"
+
+
+def test_tables_of_other_runs_are_refused(workdir, tables_workdir, tmp_path):
+    base, _ = tables_workdir
+    summary = base / "results/tune/fr-en/medium/kbmira/default/s0/summary.json"
+    summary.write_text(summary.read_text().replace('"tune": 42.0', '"tune": 43.0'))
+    with pytest.raises(InputError, match="kbmira/default/s0: its summary differs"):
+        publish(workdir, "fr-en", tmp_path / "out", ["table4"], tables_workdir=base)
+    assert not (tmp_path / "out").exists()  # nothing written
