@@ -34,15 +34,22 @@ def _run(base, method, iterations, finished):
     return run
 
 
-@pytest.fixture
-def workdir(tmp_path):
-    base = tmp_path / "wf"
+def _checkout(base, snakefile):
+    """A git checkout at ``base`` with one commit (a Snakefile of this text); its commit hash."""
     base.mkdir()
     subprocess.run(["git", "init", "-q", str(base)], check=True)
-    (base / "Snakefile").write_text("# workflow\n")
+    (base / "Snakefile").write_text(snakefile)
     subprocess.run(["git", "-C", str(base), "add", "Snakefile"], check=True)
     subprocess.run(["git", "-C", str(base), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
                    check=True)
+    return subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    base = tmp_path / "wf"
+    _checkout(base, "# workflow\n")
     _run(base, "kbmira", 2, finished=True)
     _run(base, "lbmert", 1, finished=False)
     bench = base / "results" / "benchmarks"
@@ -130,22 +137,11 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     assert "with uncommitted changes" in (out / "PROVENANCE.md").read_text()
 
 
-def _checkout(base):
-    base.mkdir()
-    subprocess.run(["git", "init", "-q", str(base)], check=True)
-    (base / "Snakefile").write_text("# a later workflow\n")
-    subprocess.run(["git", "-C", str(base), "add", "Snakefile"], check=True)
-    subprocess.run(["git", "-C", str(base), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "y"],
-                   check=True)
-    return subprocess.run(["git", "-C", str(base), "rev-parse", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
-
-
 @pytest.fixture
 def tables_workdir(workdir, tmp_path):
     """A later checkout holding the same finished run (its files copied), where only the tables ran."""
     base = tmp_path / "tables"
-    commit = _checkout(base)
+    commit = _checkout(base, "# a later workflow\n")
     run = "results/tune/fr-en/medium/kbmira/default/s0"
     (base / run).mkdir(parents=True)
     for name in ("summary.json", "curve.tsv", "best.weights"):
