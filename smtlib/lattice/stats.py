@@ -254,7 +254,7 @@ def _path_tokens(edges, word_off, local_words, buf):
 @numba.njit(cache=True, nogil=True)
 def paths_stats_kernel(path_sent, path_off, path_edges, word_off, path_row, path_stats, refs):
     """Statistics rows of paths (global edge ids), whole-path edges taken from ``path_stats``."""
-    local_words, n_local, ng_off, ng_keys, ng_max, ref_lens, rule = refs[0], refs[1], refs[2], refs[3], refs[4], refs[5], refs[6]
+    local_words, ng_off, ng_keys, ng_max, ref_lens, rule = refs[0], refs[2], refs[3], refs[4], refs[5], refs[6]
     n_paths = path_sent.shape[0]
     out = np.zeros((n_paths, 10))
     buf = np.empty(256, dtype=np.int64)

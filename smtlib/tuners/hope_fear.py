@@ -98,7 +98,7 @@ def linear_coefficients(bg, scale_ref, r_sent):
 @numba.njit(cache=True)
 def linear_gain_of_tokens(toks, s, refs, theta_len, theta_m):
     """B_lin(path) - constant for a path's local-id tokens, following the context automaton."""
-    tr_off, n_ctx, tr_next, tr_mask, n_local = refs[8], refs[9], refs[10], refs[11], refs[1]
+    tr_off, tr_next, tr_mask, n_local = refs[8], refs[10], refs[11], refs[1]
     width = n_local[s] + 1
     base = tr_off[s]
     q = 0
