@@ -49,9 +49,9 @@ def rule_group(rule: str, estimated: set[str]) -> str:
     return rule if rule in estimated else "other"
 
 
-def finished_jobs(workdir: pathlib.Path, pair: str, as_recorded: bool = False) -> list[tuple[str, str, float]]:
-    """(rule, "method/feature set", CPU seconds) of every finished job of the table's default-setting runs,
-    the unsampled tail extrapolated unless ``as_recorded``."""
+def finished_jobs(workdir: pathlib.Path, pair: str) -> list[tuple[str, str, float, float]]:
+    """(rule, "method/feature set", CPU seconds as recorded, CPU seconds with the unsampled tail) of every
+    finished job of the table's default-setting runs."""
     root = workdir / "results" / "benchmarks"
     jobs = []
     for sub in ("systems", "tune"):
@@ -63,7 +63,8 @@ def finished_jobs(workdir: pathlib.Path, pair: str, as_recorded: bool = False) -
             if rule is None or (sub == "tune" and parts[3] != "first" and parts[4] != "default"):
                 continue
             method = f"{parts[3]}/{parts[2]}" if sub == "tune" and parts[3] != "first" else ""
-            jobs.append((rule, method, read_benchmark(path)["cpu_time" if as_recorded else "cpu_extrapolated"]))
+            bench = read_benchmark(path)
+            jobs.append((rule, method, bench["cpu_time"], bench["cpu_extrapolated"]))
     return jobs
 
 
@@ -105,7 +106,9 @@ def main() -> None:
         rule, hours = line.split("\t")
         estimate[rule] = float(hours)
     names = set(estimate)
-    done = finished_jobs(args.workdir, args.pair, args.as_recorded)
+    jobs = finished_jobs(args.workdir, args.pair)
+    recorded = sum(job[2] for job in jobs) / 3600
+    done = [(rule, method, as_is if args.as_recorded else tail) for rule, method, as_is, tail in jobs]
     todo = remaining_jobs(args.workdir, args.snakemake, args.target, args.config)
     cpu: dict[tuple[str, str], list[float]] = defaultdict(list)
     for rule, method, seconds in done:
@@ -134,7 +137,6 @@ def main() -> None:
         group["planned"] += n
         group["measured"] += sum(seen) / 3600
         group["projected"] += mean * n / 3600
-    recorded = sum(seconds for _, _, seconds in finished_jobs(args.workdir, args.pair, True)) / 3600
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
           + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails"))
