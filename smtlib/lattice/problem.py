@@ -85,15 +85,7 @@ def load_lattice_problem(
             if col is None:
                 raise InputError(f"aggregated paths have dense feature {name!r}, which the lattices do not have",
                                  path_files[0])
-        csr = pool.sparse
-        for s in range(pool.n_sentences):
-            for r in range(pool.offsets[s], pool.offsets[s + 1]):
-                dense = np.zeros(len(builder.feature_names))
-                dense[cols] = pool.dense[r]
-                lo, hi = csr.indptr[r], csr.indptr[r + 1]
-                sparse = {pool.sparse_names[c]: float(v) for c, v in zip(csr.indices[lo:hi], csr.data[lo:hi], strict=True)}
-                builder.add_path(s, dense, sparse, pool.texts[r].split())
-                n_paths += 1
+        n_paths = builder.add_pool(pool, cols)
     if fit_references is not None:
         references = fit_references(builder.sentences_spanned())
         builder.cut_sentences(len(references[0]))
