@@ -276,7 +276,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "",
                    tables_workdir=args.tables_workdir, tables_command=args.tables_command or "")
-    print(f"smtlib report publish: {done['finished']} finished runs, {done['unfinished']} unfinished, "
+    print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
+          f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"tables: {', '.join(done['tables']) or 'none yet'} (commit {done['commit'][:12]})", file=sys.stderr)
     return 0
 

@@ -18,7 +18,8 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 - the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
   ``_findings.md``, the extended table) and the figures of the pair;
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
-  and the counts of finished and unfinished runs.
+  and the counts of finished runs (the tables' runs, at the default settings, apart from the others:
+  checks at other settings, a sweep's points) and of runs started and not finished.
 
 The tables may come from a second workflow directory (``tables_workdir``): a checkout at a later
 commit holding the same runs (hard links), where only the table step runs. The Table 4 run started
@@ -279,7 +280,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         if command:
             fh.write(f"- Command: `{command}`\n")
         fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
-        fh.write(f"- Runs finished: {len(finished)}; in flight or not started: {len(unfinished)}.\n")
+        fh.write(f"- Runs finished: {finished_line(finished)}.\n")
+        fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
         fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
         if tables_workdir is not None:
             fh.write(f"- The tables, figures and their jobs (the table step) by commit `{tables_commit}`"
@@ -292,7 +294,23 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                  "ran (Snakemake's benchmark files). Snakemake samples CPU time (every second for 30 s, then "
                  "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "
                  "`cpu_hours_extrapolated` adds each job's unsampled tail at its own rate.\n")
-    return {"finished": len(finished), "unfinished": len(unfinished), "tables": copied, "commit": commit}
+    return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),
+            "tables": copied, "commit": commit}
+
+
+def default_runs(names: list[str]) -> list[str]:
+    """The runs (``<fs>/<method>/<setting>/s<N>``) at the default settings: the paper tables' runs."""
+    return [n for n in names if n.split("/")[2] == "default"]
+
+
+def finished_line(finished: list[str]) -> str:
+    """The finished runs counted apart: the tables' (default settings) and the others by name (a check
+    at another setting, a sweep's point, another tuning metric), which no paper table reads."""
+    others = sorted(set(finished) - set(default_runs(finished)))
+    line = f"{len(finished) - len(others)} at the default settings (the tables' runs)"
+    if others:
+        line += f" and {len(others)} at other settings, in no paper table ({', '.join(others)})"
+    return line
 
 
 def _copy(src: pathlib.Path, dst: pathlib.Path) -> None:

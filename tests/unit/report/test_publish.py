@@ -19,12 +19,12 @@ def _bench(path, seconds, rss, cpu):
     path.write_text(BENCH_HEADER + f"{seconds}\t0:00:01\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
 
 
-def _run(base, method, iterations, finished):
-    run = base / "results" / "tune" / "fr-en" / "medium" / method / "default" / "s0"
+def _run(base, method, iterations, finished, setting="default"):
+    run = base / "results" / "tune" / "fr-en" / "medium" / method / setting / "s0"
     run.mkdir(parents=True)
     scores = [40.0 + i for i in range(iterations + 1)]
     if finished:
-        meta = {"pair": "fr-en", "fs": "medium", "method": method, "setting": "default", "sample": "0"}
+        meta = {"pair": "fr-en", "fs": "medium", "method": method, "setting": setting, "sample": "0"}
         results = [{"score": s, "signature": "sig"} for s in scores]
         (run / "curve.tsv").write_text(format_curve(results, iterations, meta))
         (run / "best.weights").write_text("# best\nLM0_0 0.5\nWordPenalty0_0 -1.25\n")
@@ -126,7 +126,9 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     assert not (out / "runs/medium/lbmert").exists()
     commit = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     provenance = (out / "PROVENANCE.md").read_text()
-    assert f"`{commit.strip()}`." in provenance and "Runs finished: 1; in flight or not started: 1" in provenance
+    assert f"`{commit.strip()}`." in provenance
+    assert "Runs finished: 1 at the default settings (the tables' runs).\n" in provenance
+    assert "Runs started and not finished (in flight, or left between phases): 1.\n" in provenance
     assert (out / "table4.tsv").read_text() == "method\tTune\n"
     header, *_, total = (out / "costs.tsv").read_text().splitlines()
     # 7 jobs of the pair's runs and 2 of its table (the table and its paper comparison)
@@ -135,6 +137,18 @@ def test_publish_writes_finished_runs_costs_tables_and_commit(workdir, tmp_path)
     (workdir / "Snakefile").write_text("# changed\n")
     publish(workdir, "fr-en", out, ["table4"])
     assert "with uncommitted changes" in (out / "PROVENANCE.md").read_text()
+
+
+def test_runs_at_other_settings_are_counted_apart_from_the_tables_runs(workdir, tmp_path):
+    """A check at another setting is published, but not counted as one of the tables' runs."""
+    _run(workdir, "pro", 1, finished=True, setting="psi=0.1")
+    _run(workdir, "mr", 1, finished=True, setting="default@chrf")
+    out = tmp_path / "docs" / "table4"
+    done = publish(workdir, "fr-en", out, ["table4"])
+    assert done["finished"] == 3 and done["finished_default"] == 1 and done["unfinished"] == 1
+    assert (out / "runs/medium/pro/psi=0.1/s0.json").exists()
+    assert ("Runs finished: 1 at the default settings (the tables' runs) and 2 at other settings, in no paper "
+            "table (medium/mr/default@chrf/s0, medium/pro/psi=0.1/s0).\n") in (out / "PROVENANCE.md").read_text()
 
 
 @pytest.fixture
