@@ -262,8 +262,8 @@ class LatticeSetBuilder:
         n_rows = int(offsets[-1])
         if n_rows == 0:
             return 0
-        for s in np.flatnonzero(np.diff(offsets)).tolist():
-            self._check_path_sentence(s)
+        sentences = np.flatnonzero(np.diff(offsets)).tolist()  # those with rows
+        self._check_path_sentence(sentences[-1])  # the last: before anything is added
         cols = list(dense_columns)
         dense = np.zeros((n_rows, len(self.feature_names)))
         dense[:, cols] = pool.dense[:, : len(cols)]
@@ -274,10 +274,8 @@ class LatticeSetBuilder:
         for c in used[np.argsort(first, kind="stable")].tolist():
             ids[c] = self.sparse_id(pool.sparse_names[c])
         per_row = np.diff(csr.indptr)
-        for s in range(len(offsets) - 1):
+        for s in sentences:
             lo, hi = int(offsets[s]), int(offsets[s + 1])
-            if hi == lo:
-                continue
             a, b = int(csr.indptr[lo]), int(csr.indptr[hi])
             entries = (np.repeat(np.arange(hi - lo, dtype=np.int64), per_row[lo:hi]), ids[csr.indices[a:b]],
                        csr.data[a:b].astype(np.float64))
