@@ -421,6 +421,39 @@ def run_meta(wildcards):
     )
 
 
+# ---------------------------------------------------------------- input functions: restored runs
+def published_record(wildcards):
+    """The run's published record when `restore_runs` has one for it (a run tuned toward BLEU), else
+    None: the run is then restored from it (rules/restore.smk) instead of tuned."""
+    directory = config["restore_runs"].get(wildcards.pair)
+    if not directory or not re.fullmatch(HYPER_SETTING, wildcards.setting):
+        return None
+    path = paths.record_path(
+        directory, wildcards.fs, wildcards.method, wildcards.setting, wildcards.sample
+    )
+    return path if os.path.isfile(path) else None
+
+
+def restore_input(wildcards):
+    """restore_run's input: the record, or a path no rule makes, so that Snakemake falls back to the
+    tuning loop (ruleorder restore_run > select_best)."""
+    return (
+        published_record(wildcards)
+        or f"{run_of(wildcards)}/(no published record to restore)"
+    )
+
+
+def expected_record(wildcards):
+    """A restored run's record, which its summary must reproduce (none for a tuned run)."""
+    record = published_record(wildcards)
+    return [record] if record else []
+
+
+def expect_argument(wildcards):
+    record = published_record(wildcards)
+    return f"--expect {record}" if record else ""
+
+
 # ---------------------------------------------------------------- input functions: a run's test sets
 def test_scores(wildcards):
     """The scores of the run's test outputs: each test set's, in each evaluation metric (BLEU's by

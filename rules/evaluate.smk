@@ -84,10 +84,12 @@ rule run_summary:
     input:
         curve=rules.select_best.output.curve,
         tests=test_scores,
+        record=expected_record,
     output:
         run_path("summary.json"),
     params:
         tests=test_arguments,
+        expect=expect_argument,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -95,4 +97,5 @@ rule run_summary:
     benchmark:
         run_benchmark("summary.tsv")
     shell:
-        "smtlib report summary --curve {input.curve} --test {params.tests} --out {output} > {log} 2>&1"
+        "smtlib report summary --curve {input.curve} --test {params.tests} {params.expect} --out {output} "
+        "> {log} 2>&1"

@@ -104,9 +104,28 @@ def cmd_summary(args: argparse.Namespace) -> int:
         if name in results:
             raise InputError(f"--test {name}: two {metric} results", path)
         results[name] = result
+    summary = run_summary(curve, tests, others)
+    if args.expect:
+        from smtlib.report.restore import check_restored, read_record
+
+        check_restored(summary, read_record(args.expect))
     with atomic_output(args.out) as out:
-        json.dump(run_summary(curve, tests, others), out, indent=2, sort_keys=True)
+        json.dump(summary, out, indent=2, sort_keys=True)
         out.write("\n")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from smtlib.report.restore import read_record, restored_curve, restored_weights
+    from smtlib.weights import write_weights
+
+    meta = dict(_pairs(args.meta, "=", "--meta", "key=value")) if args.meta else None
+    record = read_record(args.record, meta)
+    weights, header = restored_weights(record)
+    write_weights(args.out_weights, weights, header=header)
+    _write_text(args.out_curve, restored_curve(record))
+    print(f"restored {args.record}: best dev BLEU {record['tune']:.2f} at iteration {record['best_iteration']}, "
+          f"{len(weights)} weights", file=sys.stderr)
     return 0
 
 
@@ -278,6 +297,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
                    tables_workdir=args.tables_workdir, tables_command=args.tables_command or "")
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
+          f"{done['earlier']} records from an earlier publish kept, "
           f"tables: {', '.join(done['tables']) or 'none yet'} (commit {done['commit'][:12]})", file=sys.stderr)
     return 0
 
@@ -307,7 +327,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="NAME=FILE: smtlib bleu JSON of each test set; smtlib score JSON of other metrics of the "
                         "same test set may follow (NAME=FILE again; the metric is told by the file)")
     p.add_argument("--out", required=True)
+    p.add_argument("--expect", metavar="RECORD",
+                   help="a restored run: its published record (smtlib report restore), which the summary must "
+                        "reproduce (the same test BLEU on every test set, exactly), else exit 2 and no summary")
     p.set_defaults(_action=cmd_summary)
+
+    p = sub.add_parser("restore", help="a finished run's kept weights and learning curve from its published record "
+                                       "(smtlib report publish), instead of tuning it again")
+    p.add_argument("--record", required=True, help="the run's record: runs/<fs>/<method>/<setting>/s<N>.json")
+    p.add_argument("--meta", nargs="*", help="pair=.. fs=.. method=.. setting=.. sample=..: the run the record must be of")
+    p.add_argument("--out-weights", required=True)
+    p.add_argument("--out-curve", required=True, help="learning curve TSV, as smtlib report best writes it")
+    p.set_defaults(_action=cmd_restore)
 
     p = sub.add_parser("table", help="a table in the paper's layout and its companion")
     p.add_argument("--summaries", nargs="+", required=True)

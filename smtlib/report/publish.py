@@ -25,8 +25,13 @@ The tables may come from a second workflow directory (``tables_workdir``): a che
 commit holding the same runs (hard links), where only the table step runs. The Table 4 run started
 before the tables' significance marks, findings and starting-point column existed (issues 24 and 28);
 its runs take sessions, its table step seconds. Every run summary there must be byte-identical to the
-runs directory's (else the tables are not of these runs: an error), and ``PROVENANCE.md`` names both
-commits.
+runs directory's, or, for a run the runs directory lacks, be restored from its record published
+earlier (``smtlib report restore``, config ``restore_runs``) and reproduce it (else the tables are not
+of these runs: an error), and ``PROVENANCE.md`` names both commits.
+
+Records already in ``runs/`` that this run directory did not write (an earlier publish from another
+one, e.g. a machine since lost: its ``costs.tsv`` and ``PROVENANCE.md`` are then kept apart) stay, and
+``PROVENANCE.md`` counts them apart from this directory's runs.
 
 Nothing is recomputed: every number is read from the run's own outputs (never hand-edited).
 """
@@ -208,21 +213,42 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
     return git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no") == ""
 
 
-def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str) -> int:
-    """How many run summaries ``tables_workdir`` has; an error unless each is byte-identical to
-    ``workdir``'s (the tables there must be computed from the runs published from ``workdir``)."""
-    count = 0
+def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
+              records: pathlib.Path | None = None) -> tuple[int, int]:
+    """How many run summaries ``tables_workdir`` has: ``(identical, restored)``. A run there must have a
+    summary byte-identical to ``workdir``'s, or, where ``workdir`` lacks the run, be restored from its
+    record in ``records`` (an earlier publish: ``smtlib report restore``) and reproduce that record
+    (:func:`smtlib.report.restore.check_restored`); anything else is an error (the tables are not
+    computed from the published runs)."""
+    from smtlib.report.restore import check_restored, read_record
+
+    identical = restored = 0
     for run_dir in run_dirs(tables_workdir, pair):
         summary = run_dir / "summary.json"
         if not summary.is_file():
             continue
         name = run_dir.relative_to(tables_workdir / "results" / "tune" / pair)
         theirs = workdir / "results" / "tune" / pair / name / "summary.json"
+        record = None if records is None else records / f"{name.as_posix()}.json"
+        if not theirs.is_file() and record is not None and record.is_file():
+            try:
+                check_restored(read_json(summary, "run summary"), read_record(record))
+            except InputError as e:
+                raise InputError(f"run {name.as_posix()}: {e.message}", tables_workdir) from None
+            restored += 1
+            continue
         if not theirs.is_file() or theirs.read_bytes() != summary.read_bytes():
             raise InputError(f"run {name.as_posix()}: its summary differs from the runs directory's "
                              f"({theirs}): the tables are not computed from these runs", tables_workdir)
-        count += 1
-    return count
+        identical += 1
+    return identical, restored
+
+
+def record_names(records: pathlib.Path) -> list[str]:
+    """The runs (``<fs>/<method>/<setting>/s<N>``) with a record in a published ``runs/`` directory."""
+    if not records.is_dir():
+        return []
+    return sorted(p.relative_to(records).with_suffix("").as_posix() for p in records.glob("*/*/*/s*.json"))
 
 
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
@@ -241,7 +267,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
-        tabled_runs = same_runs(workdir, source, pair)
+        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs")
     finished, unfinished = [], []
     for run_dir in run_dirs(workdir, pair):
         record = run_record(run_dir)
@@ -253,6 +279,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         with atomic_output(out / "runs" / f"{name.as_posix()}.json") as fh:
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
+    earlier = sorted(set(record_names(out / "runs")) - set(finished))
     costs = rule_costs(workdir, pair, tables)
     if tables_workdir is not None:  # the table step's own jobs; the runs' (hard-linked) files counted once
         measured = {c["rule"] for c in costs}
@@ -282,12 +309,16 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
         fh.write(f"- Runs finished: {finished_line(finished)}.\n")
         fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
+        if earlier:
+            fh.write(f"- Run records in `runs/` published earlier from another run directory (not this one's "
+                     f"runs; e.g. a lost machine's, whose costs and provenance are kept apart): "
+                     f"{finished_line(earlier)}.\n")
         fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
         if tables_workdir is not None:
             fh.write(f"- The tables, figures and their jobs (the table step) by commit `{tables_commit}`"
                      + ("" if tables_clean else " **with uncommitted changes**")
-                     + f", in a checkout of their own over these runs' outputs ({tabled_runs} runs there, every "
-                     "summary byte-identical to the runs'); the runs themselves by the commit above.\n")
+                     + f", in a checkout of their own over these runs' outputs ({tables_runs_line(tabled_runs, restored_runs)}); "
+                     "the runs themselves by the commit above.\n")
             if tables_command:
                 fh.write(f"- Table step command: `{tables_command}`\n")
         fh.write("- `costs.tsv`: per rule, the CPU and wall hours and the largest peak memory of the jobs that "
@@ -295,7 +326,16 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                  "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "
                  "`cpu_hours_extrapolated` adds each job's unsampled tail at its own rate.\n")
     return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),
-            "tables": copied, "commit": commit}
+            "earlier": len(earlier), "tables": copied, "commit": commit}
+
+
+def tables_runs_line(identical: int, restored: int) -> str:
+    """How the table step's runs were checked against the published ones."""
+    if not restored:
+        return f"{identical} runs there, every summary byte-identical to the runs'"
+    return (f"{identical + restored} runs there: {identical} with a summary byte-identical to the runs', {restored} "
+            "restored from their records in `runs/` (kept weights and learning curve from the record, test sets "
+            "decoded again, every test BLEU equal to the record's)")
 
 
 def default_runs(names: list[str]) -> list[str]:

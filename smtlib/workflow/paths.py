@@ -80,6 +80,11 @@ def run_dir(pair: str, feature_set: str, method: str, setting: str, sample: int 
     return RUN.format(pair=pair, fs=feature_set, method=method, setting=setting, sample=sample)
 
 
+def record_path(directory: str, feature_set: str, method: str, setting: str, sample: int | str) -> str:
+    """A run's published record (``smtlib report publish``) in a directory of them (its ``runs/``)."""
+    return f"{directory}/{feature_set}/{method}/{setting}/s{sample}.json"
+
+
 def first_dir(pair: str, feature_set: str, sample: int | str) -> str:
     """A dev sub-sample's share of the shared first decode of (pair, feature set)."""
     return f"{FIRST.format(pair=pair, fs=feature_set)}/s{sample}"

@@ -536,7 +536,10 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
     assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
     assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
+    tuned = {p: p.read_bytes() for p in (tmp_path / "results/tune/fr-en").glob("*/*/default/s*/summary.json")}
+    table = (tmp_path / "results/table4.tsv").read_bytes()
     metric_sweep_on_the_tiny_run(tmp_path, data_dir)
+    restore_on_the_tiny_run(tmp_path, data_dir, tuned, table)
 
 
 @pytest.mark.slow
@@ -563,6 +566,34 @@ def test_tiny_other_pairs_end_to_end(tmp_path, data_dir, pair, table, test_sets,
     # PRO's classifier iterations: Table 6's 100 on ja-en (pair_method_settings), tiny.yaml's 30 elsewhere
     tune_log = (tmp_path / f"logs/tune/{pair}/small/pro/default/s0/it2/tune.log").read_text(encoding="utf-8")
     assert re.search(rf"iteration \d+/{pro_iterations} ", tune_log), tune_log
+
+
+def restore_on_the_tiny_run(work, data_dir, tuned, table):
+    """The tiny run's runs lost (their directories deleted) and restored from their published records
+    (config restore_runs): no tuning job runs, only each run's restore, test decodes and summary; every
+    summary is the tuned run's byte for byte (its test BLEU reproduced exactly), and so is the table."""
+    from smtlib.report.publish import run_record
+
+    assert len(tuned) == 12  # 3 methods x Small, Medium x 2 dev samples
+    records = work / "published/runs"
+    for summary in tuned:
+        run = summary.parent
+        name = run.relative_to(work / "results/tune/fr-en")
+        (records / name.parent).mkdir(parents=True, exist_ok=True)
+        (records / f"{name}.json").write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
+        subprocess.run(["rm", "-r", str(run)], check=True)
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
+    cfg = write_config(work / "restore.yaml", {**quick, "restore_runs": {"fr-en": str(records)}})
+    r = snakemake(work, "-n", "results/table4.tsv", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["restore_run"] == counts["run_summary"] == 12 and counts["decode_test"] == 24, counts
+    assert not {"decode_dev", "decode_dev_lattice", "tune", "tune_lattice", "select_best"} & set(counts), counts
+    r = snakemake(work, "--cores", "2", "results/table4.tsv", configfile=cfg, data_dir=data_dir, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    for summary, before in tuned.items():
+        assert summary.read_bytes() == before, summary
+    assert (work / "results/table4.tsv").read_bytes() == table
 
 
 def metric_sweep_on_the_tiny_run(work, data_dir):

@@ -191,3 +191,30 @@ def test_tables_of_other_runs_are_refused(workdir, tables_workdir, tmp_path):
     with pytest.raises(InputError, match="kbmira/default/s0: its summary differs"):
         publish(workdir, "fr-en", tmp_path / "out", ["table4"], tables_workdir=base)
     assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_tables_over_runs_restored_from_an_earlier_publish(workdir, tables_workdir, tmp_path):
+    """A run the runs directory lacks (published earlier from a machine since lost) is accepted in the
+    table step when it was restored from its record and reproduces it; the provenance says so, and
+    counts the earlier records apart from this run directory's."""
+    from smtlib.report.publish import run_record
+
+    base, _ = tables_workdir
+    restored = _run(base, "pro", 2, finished=True)  # in the table step only
+    out = tmp_path / "docs" / "table4"
+    (out / "runs/medium/pro/default").mkdir(parents=True)
+    record = out / "runs/medium/pro/default/s0.json"
+    record.write_text(json.dumps(run_record(restored), indent=1, sort_keys=True))
+    done = publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
+    assert done["finished"] == 1 and done["earlier"] == 1
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert ("2 runs there: 1 with a summary byte-identical to the runs', 1 restored from their records in "
+            "`runs/`") in provenance
+    assert "published earlier from another run directory (not this one's runs; e.g. a lost machine's" in provenance
+    assert "): 1 at the default settings (the tables' runs).\n" in provenance
+    # a record the restored run does not reproduce: the tables are not of the published runs
+    data = json.loads(record.read_text())
+    data["tests"]["t2"] = 32.5
+    record.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"pro/default/s0: the restored run does not reproduce its record .*t2 BLEU"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)

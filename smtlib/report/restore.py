@@ -1,0 +1,105 @@
+"""A finished run restored from its published record instead of tuned again.
+
+``smtlib report publish`` commits each finished run as a record (``runs/<fs>/<method>/<setting>/s<N>.json``:
+the dev BLEU of every iteration, the kept iteration, its weights and its test BLEU per test set), so
+that a lost machine costs only the runs in flight (issue 23). The records are enough to compute the
+tables again without the tuning loop, which is nearly all of a table's cost: the kept weights and the
+learning curve come from the record (:func:`restored_weights`, :func:`restored_curve`), the test sets
+are decoded again with those weights, and the run's summary must then equal the record's
+(:func:`check_restored`): the same test BLEU on every test set, to the last digit. A system or
+decoder that differs from the one that tuned the run fails that check, so a restored run is never a
+number taken on trust. The dev scores (Tune, the curve) are the record's: only tuning again would
+re-check them (the workflow's ``--forcerun`` of one run's chain, as the published results do).
+
+Only runs tuned toward BLEU are restored: a run tuned toward another metric keeps its weights by
+that metric's dev scores, which a record does not carry.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from smtlib.errors import InputError
+from smtlib.io import read_json
+from smtlib.report.runs import META_KEYS, best_iteration, best_weights_header, format_curve
+
+#: what a run record must hold (smtlib.report.publish.run_record writes them)
+RECORD_KEYS = (*META_KEYS, "best_iteration", "tune", "dev_bleu", "tests", "test", "signatures", "best_weights")
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_record(path: str | os.PathLike, meta: dict[str, str] | None = None) -> dict:
+    """A published run record, checked: every key of :data:`RECORD_KEYS`, finite numbers, a kept
+    iteration that is the best of its dev BLEU (the earliest of ties) with ``tune`` its score, and
+    one BLEU signature; with ``meta``, the run it names must be that one (a record in the wrong
+    place restores the wrong run)."""
+    record = read_json(path, "run record")
+    if not isinstance(record, dict):
+        raise InputError("a run record is a JSON object", path)
+    missing = [k for k in RECORD_KEYS if k not in record]
+    if missing:
+        raise InputError(f"not a run record: missing {', '.join(missing)}", path)
+    if meta is not None:
+        wrong = [f"{k} {record[k]!r} (expected {meta[k]!r})" for k in META_KEYS if k in meta and str(record[k]) != meta[k]]
+        if wrong:
+            raise InputError(f"the record is of another run: {'; '.join(wrong)}", path)
+    dev = record["dev_bleu"]
+    if not isinstance(dev, list) or not dev or not all(_finite(b) and 0 <= b <= 100 for b in dev):
+        raise InputError("dev_bleu must be a non-empty list of BLEU scores (0-100), one per iteration", path)
+    best = record["best_iteration"]
+    if not isinstance(best, int) or isinstance(best, bool) or not 0 <= best < len(dev):
+        raise InputError(f"best_iteration {best!r} is not an iteration of its {len(dev)} dev scores", path)
+    if best != best_iteration(dev):
+        raise InputError(f"best_iteration {best} is not the best dev BLEU's ({best_iteration(dev)}): a run tuned "
+                         "toward another metric, which a record cannot restore", path)
+    if not _finite(record["tune"]) or round(record["tune"], 4) != dev[best]:
+        raise InputError(f"tune {record['tune']!r} is not the dev BLEU of iteration {best} ({dev[best]})", path)
+    tests = record["tests"]
+    if not isinstance(tests, dict) or not tests or not all(_finite(v) for v in tests.values()):
+        raise InputError("tests must map each test set to its BLEU", path)
+    weights = record["best_weights"]
+    if not isinstance(weights, dict) or not weights or not all(_finite(v) for v in weights.values()):
+        raise InputError("best_weights must map each feature to a finite weight", path)
+    signatures = record["signatures"]
+    if not isinstance(signatures, list) or len(signatures) != 1 or not isinstance(signatures[0], str):
+        raise InputError(f"a record with one BLEU signature can be restored; this one has {signatures!r}", path)
+    return record
+
+
+def restored_weights(record: dict) -> tuple[dict[str, float], str]:
+    """The kept weights of a record and the comment to put above them (as ``smtlib report best`` does),
+    saying they were restored."""
+    results = [{"score": b, "signature": record["signatures"][0]} for b in record["dev_bleu"]]
+    header = best_weights_header(results, record["best_iteration"]).removeprefix("# ").rstrip("\n")
+    return dict(record["best_weights"]), f"{header}\nrestored from the run's published record"
+
+
+def restored_curve(record: dict) -> str:
+    """The run's learning-curve TSV as ``smtlib report best`` wrote it (its dev BLEU is kept to 4
+    decimals there, as in the record)."""
+    results = [{"score": b, "signature": record["signatures"][0]} for b in record["dev_bleu"]]
+    return format_curve(results, record["best_iteration"], {k: str(record[k]) for k in META_KEYS})
+
+
+def check_restored(summary: dict, record: dict) -> None:
+    """Raise :class:`InputError` unless the summary of a restored run (its test sets decoded again)
+    is the record's: the same kept iteration, Tune, BLEU signature, test sets and BLEU of each, exactly."""
+    problems = []
+    for key in (*META_KEYS, "best_iteration", "tune", "signatures"):
+        if summary[key] != record[key]:
+            problems.append(f"{key} {summary[key]!r}, the record's {record[key]!r}")
+    if summary["iterations"] != len(record["dev_bleu"]) - 1:
+        problems.append(f"{summary['iterations']} iterations, the record's {len(record['dev_bleu']) - 1}")
+    ours, theirs = summary["tests"], record["tests"]
+    if set(ours) != set(theirs):
+        problems.append(f"test sets {sorted(ours)}, the record's {sorted(theirs)}")
+    for name in sorted(set(ours) & set(theirs)):
+        if ours[name] != theirs[name]:
+            problems.append(f"{name} BLEU {ours[name]!r} decoded here, {theirs[name]!r} in the record")
+    if problems:
+        raise InputError("the restored run does not reproduce its record (is this the system and decoder "
+                         "that tuned it?): " + "; ".join(problems))

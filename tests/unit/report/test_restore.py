@@ -1,0 +1,106 @@
+"""`smtlib report restore` and `smtlib report summary --expect`: a finished run restored from its
+published record (smtlib.report.restore) gives back the run's learning curve and summary, and a
+summary that does not reproduce the record's test BLEU is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from smtlib.errors import InputError
+from smtlib.report.publish import run_record
+from smtlib.report.restore import read_record
+from smtlib.weights import read_weights
+
+SIG = "nrefs:1|case:lc|eff:no|tok:none|smooth:exp|version:2.6.0|impl:smtlib-0.1.0"
+META = ["pair=fr-en", "fs=big", "method=kbmira", "setting=default", "sample=3"]
+
+
+def bleu_json(path, score):
+    path.write_text(json.dumps({"name": "BLEU", "score": score, "signature": SIG}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tuned_run(tmp_path, cli):
+    """A run as the tuning loop leaves it: report best over 4 iterations (the best one tied with a
+    later one), then report summary over two test sets; and its published record."""
+    run = tmp_path / "run"
+    run.mkdir()
+    dev = [bleu_json(run / f"dev{i}.json", s) for i, s in enumerate([20.12345, 31.5, 33.25, 33.25])]
+    weights = []
+    for i in range(4):
+        path = run / f"w{i}"
+        # dense and sparse features, values that need all 17 digits to read back
+        path.write_text(f"LM0_0 {0.1 * (i + 1)!r}\nWordPenalty0_0 -{1 / 3 + i}\nsparse:id_la_the {2e-7 * i}\n")
+        weights.append(path)
+    r = cli("report", "best", "--dev-bleu", *dev, "--weights", *weights, "--out-weights", run / "best.weights",
+            "--out-curve", run / "curve.tsv", "--meta", *META)
+    assert r.returncode == 0, r.stderr
+    tests = [f"test2016={bleu_json(run / 't16.json', 29.123456789)}", f"test2017={bleu_json(run / 't17.json', 27.5)}"]
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", *tests, "--out", run / "summary.json")
+    assert r.returncode == 0, r.stderr
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
+    return run, tests, record
+
+
+def test_a_restored_run_gives_back_its_curve_weights_and_summary(tmp_path, cli, tuned_run):
+    run, tests, record = tuned_run
+    out = tmp_path / "restored"
+    r = cli("report", "restore", "--record", record, "--meta", *META, "--out-weights", out / "best.weights",
+            "--out-curve", out / "curve.tsv")
+    assert r.returncode == 0, r.stderr
+    assert (out / "curve.tsv").read_bytes() == (run / "curve.tsv").read_bytes()
+    restored, original = read_weights(out / "best.weights"), read_weights(run / "best.weights")
+    assert dict(restored) == dict(original) and restored["WordPenalty0_0"] == -(1 / 3 + 2)  # iteration 2 kept
+    assert "restored from the run's published record" in (out / "best.weights").read_text()
+    # the test sets decoded again to the same scores: the summary is the tuned run's, byte for byte
+    r = cli("report", "summary", "--curve", out / "curve.tsv", "--test", *tests, "--expect", record,
+            "--out", out / "summary.json")
+    assert r.returncode == 0, r.stderr
+    assert (out / "summary.json").read_bytes() == (run / "summary.json").read_bytes()
+
+
+def test_a_summary_that_does_not_reproduce_its_record_is_refused(tmp_path, cli, tuned_run):
+    run, tests, record = tuned_run
+    # one test set one ten-billionth of a BLEU point off: another system or decoder
+    bleu_json(run / "t17.json", 27.5000000001)
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", *tests, "--expect", record,
+            "--out", tmp_path / "summary.json")
+    assert r.returncode == 2
+    assert "does not reproduce its record" in r.stderr and "test2017 BLEU 27.5000000001" in r.stderr
+    assert not (tmp_path / "summary.json").exists()
+    # another test set than the record's
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", tests[0], "--expect", record,
+            "--out", tmp_path / "summary.json")
+    assert r.returncode == 2 and "test sets ['test2016'], the record's ['test2016', 'test2017']" in r.stderr
+
+
+def test_a_record_of_another_run_is_refused(tmp_path, cli, tuned_run):
+    _, _, record = tuned_run
+    r = cli("report", "restore", "--record", record, "--meta", *META[:4], "sample=0", "--out-weights",
+            tmp_path / "w", "--out-curve", tmp_path / "c")
+    assert r.returncode == 2 and "the record is of another run: sample '3' (expected '0')" in r.stderr
+    assert not (tmp_path / "w").exists() and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.pop("best_weights"), "missing best_weights"),
+    (lambda r: r.update(best_iteration=3), "best_iteration 3 is not the best dev BLEU's (2)"),
+    (lambda r: r.update(best_iteration=9), "best_iteration 9 is not an iteration"),
+    (lambda r: r.update(tune=33.0), "tune 33.0 is not the dev BLEU of iteration 2"),
+    (lambda r: r.update(dev_bleu=[]), "dev_bleu must be a non-empty list"),
+    (lambda r: r.update(signatures=[SIG, SIG + "x"]), "one BLEU signature"),
+    (lambda r: r["best_weights"].update(LM0_0=float("nan")), "finite weight"),
+    (lambda r: r.update(tests={}), "tests must map"),
+])
+def test_malformed_records_are_input_errors(tmp_path, tuned_run, change, message):
+    _, _, record = tuned_run
+    data = json.loads(record.read_text())
+    change(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        read_record(bad)
