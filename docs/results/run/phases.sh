@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The table run's driver: one `snakemake` call per line of a phases file (its targets), every job on
+# one thread, each call after an unlock and with --rerun-incomplete, so that it resumes where a stop
+# left it. Kept in the repository because the run's own directory can be lost with its machine
+# (docs/results/README.md).
+#
+#   docs/results/run/phases.sh RUN_DIR CORES PHASES_FILE
+#
+# RUN_DIR is the run's clone (e.g. results/table-run), with its environment beside it (RUN_DIR-venv)
+# and the shared data reachable as ../shared/data from inside it; the log is RUN_DIR.log.
+# Start it in the background: (setsid nohup docs/results/run/phases.sh results/table-run 2 \
+#   docs/results/run/phases.txt > /dev/null 2>&1 &); stop it with SIGTERM to its process group.
+set -u
+run_dir=$(cd "$1" && pwd); cores=$2; phases=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
+log="$run_dir.log"
+export PATH="$run_dir-venv/bin:$PATH"
+threads="decode_first=1 decode_dev=1 decode_dev_lattice=1 decode_test=1 tune_lattice=1"
+cd "$run_dir"
+while read -r targets; do
+    case "$targets" in ""|"#"*) continue ;; esac
+    echo "=== $(date -u +%FT%TZ) phase: $(echo $targets | wc -w) targets" >> "$log"
+    snakemake --unlock --config data_dir=../shared/data -- $targets >> "$log" 2>&1
+    if ! snakemake --cores "$cores" --set-threads $threads --rerun-incomplete --config data_dir=../shared/data \
+            -- $targets >> "$log" 2>&1; then
+        echo "=== $(date -u +%FT%TZ) phase failed" >> "$log"
+        exit 1
+    fi
+done < "$phases"
+echo "=== $(date -u +%FT%TZ) all phases done" >> "$log"
