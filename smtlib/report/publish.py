@@ -325,8 +325,28 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                  "ran (Snakemake's benchmark files). Snakemake samples CPU time (every second for 30 s, then "
                  "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "
                  "`cpu_hours_extrapolated` adds each job's unsampled tail at its own rate.\n")
+        fh.write(records_matrix(record_names(out / "runs")))
     return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),
             "earlier": len(earlier), "tables": copied, "commit": commit}
+
+
+def records_matrix(names: list[str]) -> str:
+    """The runs with a record at the default settings (the tables' runs), counted per method and feature
+    set, as a Markdown table: what a table still lacks, whatever directory each record came from."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for name in default_runs(names):
+        fs, method = name.split("/")[:2]
+        counts[(method, fs)] += 1
+    if not counts:
+        return ""
+    methods = list(dict.fromkeys(m for m, _ in sorted(counts, key=lambda c: c[0])))
+    sets = [fs for fs in ("small", "medium", "big") if any(f == fs for _, f in counts)]
+    sets += sorted({f for _, f in counts} - set(sets))
+    lines = ["", f"Run records in `runs/` at the default settings: {sum(counts.values())}, by method and feature set:", "",
+             "| method | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+    for method in methods:
+        lines.append(f"| {method} | " + " | ".join(str(counts.get((method, fs), 0)) for fs in sets) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def tables_runs_line(identical: int, restored: int) -> str:

@@ -218,3 +218,17 @@ def test_tables_over_runs_restored_from_an_earlier_publish(workdir, tables_workd
     record.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"pro/default/s0: the restored run does not reproduce its record .*t2 BLEU"):
         publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
+
+
+def test_provenance_counts_the_records_by_method_and_feature_set(workdir, tmp_path):
+    """Every record of runs/ at the default settings, whichever directory published it, per method and
+    feature set: what a table still lacks is read off, not worked out from a total."""
+    out = tmp_path / "docs" / "table4"
+    for name in ("big/pro/default/s0", "big/pro/default/s1", "small/mert/default/s4", "small/pro/psi=0.1/s0"):
+        (out / "runs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / "runs" / f"{name}.json").write_text("{}")
+    publish(workdir, "fr-en", out, ["table4"])
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert provenance.endswith("Run records in `runs/` at the default settings: 4, by method and feature set:\n\n"
+                               "| method | small | medium | big |\n|---|---|---|---|\n| kbmira | 0 | 1 | 0 |\n"
+                               "| mert | 1 | 0 | 0 |\n| pro | 0 | 0 | 2 |\n"), provenance
