@@ -145,6 +145,19 @@ def _check_config():
             raise ValueError(
                 f"config: sweep.samples has {sample}, but subsample.count is {config['subsample']['count']}"
             )
+    # a misspelled directory would silently tune every run it was meant to restore
+    for pair, directory in config["restore_runs"].items():
+        if pair not in PAIRS:
+            raise ValueError(
+                f"config: restore_runs names {pair!r}, not a language pair ({', '.join(sorted(PAIRS))})"
+            )
+        if not os.path.isdir(directory) or not any(
+            f.endswith(".json") for _, _, files in os.walk(directory) for f in files
+        ):
+            raise ValueError(
+                f"config: restore_runs: {directory!r} ({pair}) is not a directory of run records "
+                "(runs/<fs>/<method>/<setting>/s<N>.json, as smtlib report publish writes them)"
+            )
 
 
 def _drop_unconfigured_pairs():

@@ -74,6 +74,16 @@ def test_missing_data_dir_is_a_clear_error(tmp_path):
     assert "Traceback" not in r.stdout + r.stderr
 
 
+def test_a_restore_directory_without_records_is_a_clear_error(tmp_path):
+    """A misspelled restore_runs directory would tune every run it was meant to restore: an error."""
+    (tmp_path / "empty").mkdir()
+    for directory in (tmp_path / "nowhere", tmp_path / "empty"):
+        cfg = write_config(tmp_path / "r.yaml", {"restore_runs": {"fr-en": str(directory)}})
+        r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
+        assert r.returncode != 0
+        assert f"restore_runs: '{directory}' (fr-en) is not a directory of run records" in r.stdout + r.stderr
+
+
 def test_offline_without_a_local_copy_fails_the_data_step_with_one_line(tmp_path):
     cfg = write_config(tmp_path / "c.yaml", {"download": False})
     r = snakemake(tmp_path, "--cores", "1", "results/data/fr-en/dev.src", configfile=cfg, timeout=300)
