@@ -339,9 +339,9 @@ def records_matrix(names: list[str]) -> str:
         counts[(method, fs)] += 1
     if not counts:
         return ""
-    methods = list(dict.fromkeys(m for m, _ in sorted(counts, key=lambda c: c[0])))
-    sets = [fs for fs in ("small", "medium", "big") if any(f == fs for _, f in counts)]
-    sets += sorted({f for _, f in counts} - set(sets))
+    methods = sorted({m for m, _ in counts})
+    present = {f for _, f in counts}
+    sets = [fs for fs in ("small", "medium", "big") if fs in present] + sorted(present - {"small", "medium", "big"})
     lines = ["", f"Run records in `runs/` at the default settings: {sum(counts.values())}, by method and feature set:", "",
              "| method | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
     for method in methods:

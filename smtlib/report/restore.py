@@ -70,19 +70,22 @@ def read_record(path: str | os.PathLike, meta: dict[str, str] | None = None) -> 
     return record
 
 
+def _dev_results(record: dict) -> list[dict]:
+    """The record's dev BLEU of iterations 0..N as ``smtlib bleu`` results (score and signature)."""
+    return [{"score": b, "signature": record["signatures"][0]} for b in record["dev_bleu"]]
+
+
 def restored_weights(record: dict) -> tuple[dict[str, float], str]:
     """The kept weights of a record and the comment to put above them (as ``smtlib report best`` does),
     saying they were restored."""
-    results = [{"score": b, "signature": record["signatures"][0]} for b in record["dev_bleu"]]
-    header = best_weights_header(results, record["best_iteration"]).removeprefix("# ").rstrip("\n")
+    header = best_weights_header(_dev_results(record), record["best_iteration"]).removeprefix("# ").rstrip("\n")
     return dict(record["best_weights"]), f"{header}\nrestored from the run's published record"
 
 
 def restored_curve(record: dict) -> str:
     """The run's learning-curve TSV as ``smtlib report best`` wrote it (its dev BLEU is kept to 4
     decimals there, as in the record)."""
-    results = [{"score": b, "signature": record["signatures"][0]} for b in record["dev_bleu"]]
-    return format_curve(results, record["best_iteration"], {k: str(record[k]) for k in META_KEYS})
+    return format_curve(_dev_results(record), record["best_iteration"], {k: str(record[k]) for k in META_KEYS})
 
 
 def check_restored(summary: dict, record: dict) -> None:
