@@ -17,9 +17,16 @@ The estimate is ``loop.py``'s per-rule figure (``--estimate``, a TSV ``rule<TAB>
 other rule not named there under ``other``, as loop.md adds them; rules that write no benchmark file
 (mixing, selecting, summaries, tables) have no measured cost and are left out. A projected rule more than 20 % off the estimate is flagged ``!`` (the issue's bound: say why).
 
+A table whose runs were split between run directories (a machine lost mid-run: its ``costs.tsv``
+published, its benchmark files gone) adds the earlier directories' per-rule costs with
+``--earlier-costs``: each rule's jobs and CPU there count as finished jobs of the rule, and the rule
+is projected at its mean CPU per job over every directory times the jobs the table plans, since a
+lost directory's per-job records (and so its methods) are gone. Jobs beyond the table's (check runs,
+the work of runs in flight at the loss, done again after it) are then scaled out, not added.
+
     python benchmarks/estimate_vs_run.py --workdir results/table-run --snakemake PATH/TO/snakemake \\
         [--pair fr-en] [--target results/table4.tsv] [--estimate benchmarks/results/loop/estimate_cube200.tsv] \\
-        [--by-method] [--as-recorded]
+        [--by-method] [--as-recorded] [--earlier-costs docs/results/table4/part1/costs.tsv]
 
 Last line: ``metric: value``, the projected total core-hours over the estimate's.
 """
@@ -89,6 +96,30 @@ def remaining_jobs(workdir: pathlib.Path, snakemake: str, target: str, config: l
     return [(r, m) for r, m in jobs]
 
 
+def earlier_rows(rows: dict[str, dict], costs_files: list[pathlib.Path], estimated: set[str],
+                 as_recorded: bool) -> None:
+    """Add earlier run directories' per-rule jobs and CPU hours (their published ``costs.tsv``) to
+    ``rows`` as finished jobs, and project each rule group at its mean CPU per job over every directory
+    times the jobs the table plans (``planned`` counts the earlier directories' jobs as still to run:
+    the run directory holds none of their outputs)."""
+    column = "cpu_hours" if as_recorded else "cpu_hours_extrapolated"
+    for path in costs_files:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = lines[0].split("\t")
+        for line in lines[1:]:
+            row = dict(zip(header, line.split("\t")))
+            if row["rule"] == "total":
+                continue
+            group = rows[rule_group(row["rule"], estimated)]
+            group["done"] += int(row["jobs"])
+            group["measured"] += float(row[column])
+            group["earlier"] = True
+    for group in rows.values():
+        if group.get("earlier") and group["done"]:
+            group["projected"] = group["measured"] / group["done"] * group["planned"]
+            group["guessed"] = False
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", type=pathlib.Path, required=True)
@@ -100,6 +131,9 @@ def main() -> None:
     ap.add_argument("--estimate", type=pathlib.Path, default=HERE / "results" / "loop" / "estimate_cube200.tsv")
     ap.add_argument("--as-recorded", action="store_true",
                     help="CPU times as Snakemake recorded them, without the unsampled tails")
+    ap.add_argument("--earlier-costs", type=pathlib.Path, nargs="+", default=[], metavar="COSTS_TSV",
+                    help="costs.tsv of earlier run directories of the same table (smtlib report publish), e.g. a "
+                         "lost machine's: their jobs count as finished, each rule projected at its mean per job")
     args = ap.parse_args()
     estimate = {}
     for line in args.estimate.read_text(encoding="utf-8").splitlines()[1:]:
@@ -128,18 +162,22 @@ def main() -> None:
             same = method.split("/")[0]
             others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
                       or [v for (r, _), values in cpu.items() if r == rule for v in values])
-            if not others:
+            if not others and not args.earlier_costs:
                 continue
-            mean = sum(others) / len(others)
+            mean = sum(others) / len(others) if others else 0.0  # else projected from the earlier costs
         group = rows[rule_group(rule, names)]
         group["guessed"] |= not seen
         group["done"] += len(seen)
         group["planned"] += n
         group["measured"] += sum(seen) / 3600
         group["projected"] += mean * n / 3600
+    if args.earlier_costs:
+        earlier_rows(rows, args.earlier_costs, names, args.as_recorded)
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
-          + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails"))
+          + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails")
+          + (f"; with the jobs of {len(args.earlier_costs)} earlier run directories (--earlier-costs), each rule "
+             "projected at its mean per job over all of them" if args.earlier_costs else ""))
     print("| rule | jobs done / planned | core-hours so far | projected | estimate | projected / estimate |")
     print("|---|---|---|---|---|---|")
     total_p = total_e = 0.0

@@ -294,7 +294,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
     done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "",
-                   tables_workdir=args.tables_workdir, tables_command=args.tables_command or "")
+                   tables_workdir=args.tables_workdir, tables_command=args.tables_command or "",
+                   feature_sets=args.feature_sets)
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"{done['earlier']} records from an earlier publish kept, "
@@ -413,6 +414,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--tables-workdir", help="a checkout at a later commit holding the same runs, where the "
                    "tables were computed: tables, figures and their costs from there (default: --workdir)")
     p.add_argument("--tables-command", help="the snakemake command of the table step (recorded)")
+    p.add_argument("--feature-sets", nargs="+", metavar="FS",
+                   help="only the runs and costs of these feature sets, e.g. small medium big for a table whose "
+                        "run directory also runs Figure 1's sweep (feature set overfit); default: all")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")

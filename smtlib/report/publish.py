@@ -135,17 +135,36 @@ def read_benchmark(path: str | os.PathLike) -> dict[str, float]:
     return {"s": wall, "max_rss": number("max_rss"), "cpu_time": cpu, "cpu_extrapolated": unsampled_cpu(wall, cpu)}
 
 
-def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = ()) -> list[dict]:
+def benchmark_feature_set(relative: str) -> str | None:
+    """The feature set a benchmark file under ``results/benchmarks`` belongs to; None for the jobs every
+    feature set of a pair shares (data, alignment, phrase extraction, language models) and the tables."""
+    parts = relative.split("/")
+    if parts[0] == "tune" and len(parts) > 3:
+        return parts[2]
+    if parts[0] == "systems" and len(parts) == 4:  # systems/<pair>/<fs>/initial.test.<set>.tsv
+        return parts[2]
+    m = re.match(r"^systems/[^/]+/(?:assemble|export_moses)\.([^/]+)\.tsv$", relative)
+    return m.group(1) if m else None
+
+
+def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
+               feature_sets: list[str] | None = None) -> list[dict]:
     """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs and of the
-    jobs that wrote its ``tables`` (``table4``: the table, its extended table and its paper comparison)."""
+    jobs that wrote its ``tables`` (``table4``: the table, its extended table and its paper comparison).
+    With ``feature_sets``, only the jobs of those feature sets and the ones they share: a table's cost
+    apart from a figure's runs in the same directory (Figure 1's sweep on the feature set ``overfit``)."""
     root = pathlib.Path(workdir) / "results" / "benchmarks"
     totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
                                                    "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
     table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables for suffix in ("", "_extended", "_vs_paper")]
     for path in [*sorted((root / "systems" / pair).rglob("*.tsv")), *sorted((root / "tune" / pair).rglob("*.tsv")),
                  *(p for p in table_files if p.is_file())]:
-        rule = benchmark_rule(path.relative_to(root).as_posix())
+        relative = path.relative_to(root).as_posix()
+        rule = benchmark_rule(relative)
         if rule is None:
+            continue
+        fs = benchmark_feature_set(relative)
+        if feature_sets is not None and fs is not None and fs not in feature_sets:
             continue
         b = read_benchmark(path)
         t = totals[rule]
@@ -194,12 +213,14 @@ def run_record(run_dir: str | os.PathLike) -> dict | None:
     }
 
 
-def run_dirs(workdir: str | os.PathLike, pair: str) -> list[pathlib.Path]:
-    """Every run directory of ``pair`` (``results/tune/<pair>/<fs>/<method>/<setting>/s<N>``)."""
+def run_dirs(workdir: str | os.PathLike, pair: str, feature_sets: list[str] | None = None) -> list[pathlib.Path]:
+    """Every run directory of ``pair`` (``results/tune/<pair>/<fs>/<method>/<setting>/s<N>``), of
+    ``feature_sets`` only if given."""
     base = pathlib.Path(workdir) / "results" / "tune" / pair
     if not base.is_dir():
         return []
-    return sorted(p for p in base.glob("*/*/*/s*") if p.is_dir() and p.parts[-3] != "first")
+    return sorted(p for p in base.glob("*/*/*/s*") if p.is_dir() and p.parts[-3] != "first"
+                  and (feature_sets is None or p.parts[-4] in feature_sets))
 
 
 def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
@@ -214,7 +235,7 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
 
 
 def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
-              records: pathlib.Path | None = None) -> tuple[int, int]:
+              records: pathlib.Path | None = None, feature_sets: list[str] | None = None) -> tuple[int, int]:
     """How many run summaries ``tables_workdir`` has: ``(identical, restored)``. A run there must have a
     summary byte-identical to ``workdir``'s, or, where ``workdir`` lacks the run, be restored from its
     record in ``records`` (an earlier publish: ``smtlib report restore``) and reproduce that record
@@ -223,7 +244,7 @@ def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
     from smtlib.report.restore import check_restored, read_record
 
     identical = restored = 0
-    for run_dir in run_dirs(tables_workdir, pair):
+    for run_dir in run_dirs(tables_workdir, pair, feature_sets):
         summary = run_dir / "summary.json"
         if not summary.is_file():
             continue
@@ -252,9 +273,12 @@ def record_names(records: pathlib.Path) -> list[str]:
 
 
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
-            command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "") -> dict:
+            command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "",
+            feature_sets: list[str] | None = None) -> dict:
     """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring);
     the tables, figures and their jobs' costs from ``tables_workdir`` if given (default ``workdir``).
+    ``feature_sets``: only the runs and costs of these feature sets (default: all of the pair's), so
+    that a table's directory holds neither the runs nor the costs of a figure run beside it.
 
     Returns counts: ``finished`` and ``unfinished`` runs, ``tables`` copied.
     """
@@ -267,9 +291,9 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
-        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs")
+        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs", feature_sets)
     finished, unfinished = [], []
-    for run_dir in run_dirs(workdir, pair):
+    for run_dir in run_dirs(workdir, pair, feature_sets):
         record = run_record(run_dir)
         name = run_dir.relative_to(workdir / "results" / "tune" / pair)
         if record is None:
@@ -280,10 +304,11 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
     earlier = sorted(set(record_names(out / "runs")) - set(finished))
-    costs = rule_costs(workdir, pair, tables)
+    costs = rule_costs(workdir, pair, tables, feature_sets)
     if tables_workdir is not None:  # the table step's own jobs; the runs' (hard-linked) files counted once
         measured = {c["rule"] for c in costs}
-        costs = sorted([*costs, *(c for c in rule_costs(source, pair, tables) if c["rule"] not in measured)],
+        costs = sorted([*costs, *(c for c in rule_costs(source, pair, tables, feature_sets)
+                                        if c["rule"] not in measured)],
                        key=lambda c: c["rule"])
     with atomic_output(out / "costs.tsv") as fh:
         fh.write(format_costs(costs))
@@ -307,6 +332,9 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         if command:
             fh.write(f"- Command: `{command}`\n")
         fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
+        if feature_sets is not None:
+            fh.write(f"- Feature sets: {', '.join(feature_sets)} only (the runs and costs here; the run directory's "
+                     "runs of other feature sets, e.g. a figure's, are published apart).\n")
         fh.write(f"- Runs finished: {finished_line(finished)}.\n")
         fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
         if earlier:

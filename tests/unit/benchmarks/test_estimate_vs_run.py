@@ -88,3 +88,28 @@ def test_the_unsampled_tails_are_extrapolated_unless_asked_as_recorded(evr, tmp_
     monkeypatch.setattr(sys, "argv", [*argv, "--as-recorded"])
     evr.main()
     assert capsys.readouterr().out.rstrip().endswith(f"metric: {240 / 3600 / 0.1:.3f}")
+
+
+def test_an_earlier_run_directorys_costs_count_at_their_rules_mean(evr, tmp_path, capsys, monkeypatch):
+    """A lost directory's costs.tsv: its jobs count as finished, each rule at its mean over all of them."""
+    bench(tmp_path, "tune/fr-en/big/kbmira/default/s0/it2/decode.tsv", 18)  # 0.005 h
+    fake = tmp_path / "snakemake"
+    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{DRY_RUN}END\n", encoding="utf-8")
+    fake.chmod(0o755)
+    estimate = tmp_path / "estimate.tsv"
+    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\ndecode_dev\t0.01\n", encoding="utf-8")
+    earlier = tmp_path / "costs.tsv"
+    earlier.write_text("rule\tjobs\tcpu_hours\twall_hours\tmax_rss_mb\tmax_wall_s\tmax_cpu_s\tcpu_hours_extrapolated\n"
+                       "decode_dev\t3\t0.03\t0.1\t500\t30\t30\t0.035\n"
+                       "tune_lattice\t1\t0.1\t0.1\t500\t30\t30\t0.12\n"
+                       "total\t4\t0.12\t0.2\t500\t30\t30\t0.15\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake),
+                                      "--estimate", str(estimate), "--earlier-costs", str(earlier)])
+    evr.main()
+    out = capsys.readouterr().out
+    # decode_dev: 4 jobs ran (0.005 + 0.035 h), the table plans 2 (this directory's and the dry run's):
+    # 0.04 / 4 x 2 = 0.02; jobs beyond the table's are scaled out
+    assert "| decode_dev | 4 / 2 | 0.04 | 0.02 | 0.01 | 2.00 ! |" in out
+    # tune_lattice: only the earlier directory ran it, 0.12 h for 1 job; the dry run plans 2: 0.24
+    assert "| tune_lattice | 1 / 2 | 0.12 | 0.24 | 0.50 | 0.48 ! |" in out
+    assert out.rstrip().endswith(f"metric: {0.26 / 0.51:.3f}")

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from smtlib.errors import InputError
-from smtlib.report.publish import benchmark_rule, publish, rule_costs, unsampled_cpu
+from smtlib.report.publish import benchmark_feature_set, benchmark_rule, publish, rule_costs, unsampled_cpu
 from smtlib.report.runs import format_curve
 
 BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -149,6 +149,34 @@ def test_runs_at_other_settings_are_counted_apart_from_the_tables_runs(workdir, 
     assert (out / "runs/medium/pro/psi=0.1/s0.json").exists()
     assert ("Runs finished: 1 at the default settings (the tables' runs) and 2 at other settings, in no paper "
             "table (medium/mr/default@chrf/s0, medium/pro/psi=0.1/s0).\n") in (out / "PROVENANCE.md").read_text()
+
+
+def test_feature_sets_keep_a_figures_runs_and_costs_out_of_a_tables(workdir, tmp_path):
+    """Figure 1's sweep runs in the table's directory on its own feature set: published apart."""
+    assert benchmark_feature_set("tune/fr-en/overfit/svm/l2=100/s0/it3/tune.tsv") == "overfit"
+    assert benchmark_feature_set("systems/fr-en/assemble.overfit.tsv") == "overfit"
+    assert benchmark_feature_set("systems/fr-en/big/initial.test.t1.tsv") == "big"
+    assert benchmark_feature_set("systems/fr-en/phrases.1.tsv") is None  # shared by every feature set
+    sweep = workdir / "results/tune/fr-en/overfit/svm/l2=100/s0"
+    medium = workdir / "results/tune/fr-en/medium/kbmira/default/s0"
+    sweep.mkdir(parents=True)
+    for name in ("summary.json", "curve.tsv", "best.weights"):
+        (sweep / name).write_bytes((medium / name).read_bytes())
+    bench = workdir / "results" / "benchmarks"
+    _bench(bench / "tune/fr-en/overfit/svm/l2=100/s0/it2/decode.tsv", 50, 9000, 3600)
+    _bench(bench / "systems/fr-en/assemble.overfit.tsv", 50, 9000, 3600)
+    everything = {c["rule"]: c for c in rule_costs(workdir, "fr-en")}
+    table = {c["rule"]: c for c in rule_costs(workdir, "fr-en", feature_sets=["medium"])}
+    assert everything["decode_dev"]["jobs"] == 3 and table["decode_dev"]["jobs"] == 2
+    assert "train_assemble" in everything and "train_assemble" not in table
+    assert table["train_align"]["jobs"] == 1  # shared: counted with the table
+    out = tmp_path / "docs" / "table4"
+    done = publish(workdir, "fr-en", out, ["table4"], feature_sets=["medium"])
+    assert done["finished"] == 1 and not (out / "runs/overfit").exists()
+    total = (out / "costs.tsv").read_text().splitlines()[-1]
+    assert total.startswith("total\t9\t") and "9000" not in total
+    assert "- Feature sets: medium only" in (out / "PROVENANCE.md").read_text()
+    assert publish(workdir, "fr-en", tmp_path / "all", ["table4"])["finished"] == 2
 
 
 @pytest.fixture
