@@ -295,11 +295,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "",
                    tables_workdir=args.tables_workdir, tables_command=args.tables_command or "",
-                   feature_sets=args.feature_sets)
+                   feature_sets=args.feature_sets, figures=args.figures)
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"{done['earlier']} records from an earlier publish kept, "
-          f"tables: {', '.join(done['tables']) or 'none yet'} (commit {done['commit'][:12]})", file=sys.stderr)
+          f"tables: {', '.join(done['tables']) or 'none yet'}, figures: {', '.join(done['figures']) or 'none'} (commit {done['commit'][:12]})", file=sys.stderr)
     return 0
 
 
@@ -417,6 +417,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--feature-sets", nargs="+", metavar="FS",
                    help="only the runs and costs of these feature sets, e.g. small medium big for a table whose "
                         "run directory also runs Figure 1's sweep (feature set overfit); default: all")
+    p.add_argument("--figures", nargs="+", default=[], metavar="NAME",
+                   help="the figures to copy (results/figures/NAME.*), e.g. figure1; default: the pair's "
+                        "(its learning curves, results/figures/*PAIR*)")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")

@@ -274,11 +274,13 @@ def record_names(records: pathlib.Path) -> list[str]:
 
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
             command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "",
-            feature_sets: list[str] | None = None) -> dict:
+            feature_sets: list[str] | None = None, figures: list[str] = ()) -> dict:
     """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring);
     the tables, figures and their jobs' costs from ``tables_workdir`` if given (default ``workdir``).
     ``feature_sets``: only the runs and costs of these feature sets (default: all of the pair's), so
     that a table's directory holds neither the runs nor the costs of a figure run beside it.
+    ``figures``: the figures to copy (``results/figures/<name>.*``, e.g. ``figure1``, whose name has no
+    pair); default: the pair's (``*<pair>*``, its learning curves).
 
     Returns counts: ``finished`` and ``unfinished`` runs, ``tables`` copied.
     """
@@ -320,11 +322,13 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             if src.exists():
                 _copy(src, out / src.name)
                 copied.append(src.name)
-    figures = source / "results" / "figures"
-    if figures.is_dir():
-        for src in sorted(figures.glob(f"*{pair}*")):
+    figure_dir, drawn = source / "results" / "figures", []
+    if figure_dir.is_dir():
+        named = [src for name in figures for src in figure_dir.glob(f"{name}.*")]
+        for src in sorted(named if figures else figure_dir.glob(f"*{pair}*")):
             if src.is_file():
                 _copy(src, out / "figures" / src.name)
+                drawn.append(src.name)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with atomic_output(out / "PROVENANCE.md") as fh:
         fh.write(f"# Provenance of these results ({pair})\n\n")
@@ -342,6 +346,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                      f"runs; e.g. a lost machine's, whose costs and provenance are kept apart): "
                      f"{finished_line(earlier)}.\n")
         fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
+        if drawn:
+            fh.write(f"- Figures (`figures/`): {', '.join(drawn)}.\n")
         if tables_workdir is not None:
             fh.write(f"- The tables, figures and their jobs (the table step) by commit `{tables_commit}`"
                      + ("" if tables_clean else " **with uncommitted changes**")
@@ -355,7 +361,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                  "`cpu_hours_extrapolated` adds each job's unsampled tail at its own rate.\n")
         fh.write(records_matrix(record_names(out / "runs")))
     return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),
-            "earlier": len(earlier), "tables": copied, "commit": commit}
+            "earlier": len(earlier), "tables": copied, "figures": drawn, "commit": commit}
 
 
 def records_matrix(names: list[str]) -> str:

@@ -177,6 +177,17 @@ def test_feature_sets_keep_a_figures_runs_and_costs_out_of_a_tables(workdir, tmp
     assert total.startswith("total\t9\t") and "9000" not in total
     assert "- Feature sets: medium only" in (out / "PROVENANCE.md").read_text()
     assert publish(workdir, "fr-en", tmp_path / "all", ["table4"])["finished"] == 2
+    figures = workdir / "results" / "figures"
+    figures.mkdir()
+    for name in ("figure1.png", "figure1.tsv", "curves_fr-en.png", "curves_de-en.png", "pro_mert.png"):
+        (figures / name).write_text(name)
+    sweep_out = tmp_path / "docs" / "figure1"
+    done = publish(workdir, "fr-en", sweep_out, [], feature_sets=["overfit"], figures=["figure1"])
+    assert done["finished"] == 1 and (sweep_out / "runs/overfit/svm/l2=100/s0.json").exists()
+    assert done["figures"] == ["figure1.png", "figure1.tsv"]  # the named ones only
+    assert (sweep_out / "figures/figure1.tsv").read_text() == "figure1.tsv"
+    assert "- Figures (`figures/`): figure1.png, figure1.tsv.\n" in (sweep_out / "PROVENANCE.md").read_text()
+    assert publish(workdir, "fr-en", tmp_path / "t4", ["table4"])["figures"] == ["curves_fr-en.png"]  # the pair's
 
 
 @pytest.fixture
