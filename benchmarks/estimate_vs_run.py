@@ -19,9 +19,9 @@ other rule not named there under ``other``, as loop.md adds them; rules that wri
 
 A table whose runs were split between run directories (a machine lost mid-run: its ``costs.tsv``
 published, its benchmark files gone) adds the earlier directories' per-rule costs with
-``--earlier-costs``: each rule's jobs and CPU there count as finished jobs of the rule, and the rule
-is projected at its mean CPU per job over every directory times the jobs the table plans, since a
-lost directory's per-job records (and so its methods) are gone. Jobs beyond the table's (check runs,
+``--earlier-costs``: each rule's jobs and CPU there count as finished jobs of the rule, and each rule
+is projected at its mean CPU per job over every directory times the jobs the table plans (not per
+method: a lost directory's per-job records are gone). Jobs beyond the table's (check runs,
 the work of runs in flight at the loss, done again after it) are then scaled out, not added.
 
     python benchmarks/estimate_vs_run.py --workdir results/table-run --snakemake PATH/TO/snakemake \\
@@ -96,28 +96,46 @@ def remaining_jobs(workdir: pathlib.Path, snakemake: str, target: str, config: l
     return [(r, m) for r, m in jobs]
 
 
-def earlier_rows(rows: dict[str, dict], costs_files: list[pathlib.Path], estimated: set[str],
-                 as_recorded: bool) -> None:
-    """Add earlier run directories' per-rule jobs and CPU hours (their published ``costs.tsv``) to
-    ``rows`` as finished jobs, and project each rule group at its mean CPU per job over every directory
-    times the jobs the table plans (``planned`` counts the earlier directories' jobs as still to run:
-    the run directory holds none of their outputs)."""
+def read_costs(costs_files: list[pathlib.Path], as_recorded: bool) -> dict[str, list[float]]:
+    """Rule -> [jobs, CPU hours] summed over published ``costs.tsv`` files (``smtlib report publish``)."""
     column = "cpu_hours" if as_recorded else "cpu_hours_extrapolated"
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for path in costs_files:
         lines = path.read_text(encoding="utf-8").splitlines()
         header = lines[0].split("\t")
         for line in lines[1:]:
             row = dict(zip(header, line.split("\t")))
-            if row["rule"] == "total":
-                continue
-            group = rows[rule_group(row["rule"], estimated)]
-            group["done"] += int(row["jobs"])
-            group["measured"] += float(row[column])
-            group["earlier"] = True
-    for group in rows.values():
-        if group.get("earlier") and group["done"]:
-            group["projected"] = group["measured"] / group["done"] * group["planned"]
-            group["guessed"] = False
+            if row["rule"] != "total":
+                totals[row["rule"]][0] += int(row["jobs"])
+                totals[row["rule"]][1] += float(row[column])
+    return totals
+
+
+def rows_with_earlier(done: list[tuple[str, str, float]], planned: dict[tuple[str, str], int],
+                      earlier: dict[str, list[float]], estimated: set[str]) -> dict[str, dict]:
+    """Rule groups projected over this directory's and earlier directories' jobs: each rule at its mean
+    CPU per job over all of them times the jobs the table plans (``planned`` counts the earlier
+    directories' jobs as still to run: this directory holds none of their outputs). A rule no directory
+    measured (no ``benchmark:``) is left out."""
+    jobs: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for rule, _, seconds in done:
+        jobs[rule][0] += 1
+        jobs[rule][1] += seconds / 3600
+    for rule, (n, hours) in earlier.items():
+        jobs[rule][0] += n
+        jobs[rule][1] += hours
+    needed: dict[str, int] = defaultdict(int)
+    for (rule, _), n in planned.items():
+        needed[rule] += n
+    rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
+                                                 "guessed": False})
+    for rule, (n, hours) in jobs.items():
+        group = rows[rule_group(rule, estimated)]
+        group["done"] += n
+        group["planned"] += needed[rule]
+        group["measured"] += hours
+        group["projected"] += hours / n * needed[rule]
+    return rows
 
 
 def main() -> None:
@@ -162,9 +180,9 @@ def main() -> None:
             same = method.split("/")[0]
             others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
                       or [v for (r, _), values in cpu.items() if r == rule for v in values])
-            if not others and not args.earlier_costs:
+            if not others:
                 continue
-            mean = sum(others) / len(others) if others else 0.0  # else projected from the earlier costs
+            mean = sum(others) / len(others)
         group = rows[rule_group(rule, names)]
         group["guessed"] |= not seen
         group["done"] += len(seen)
@@ -172,7 +190,7 @@ def main() -> None:
         group["measured"] += sum(seen) / 3600
         group["projected"] += mean * n / 3600
     if args.earlier_costs:
-        earlier_rows(rows, args.earlier_costs, names, args.as_recorded)
+        rows = rows_with_earlier(done, planned, read_costs(args.earlier_costs, args.as_recorded), names)
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
           + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails")
