@@ -34,7 +34,8 @@ def _finite(value) -> bool:
 
 def read_record(path: str | os.PathLike, meta: dict[str, str] | None = None) -> dict:
     """A published run record, checked: every key of :data:`RECORD_KEYS`, finite numbers, a kept
-    iteration that is the best of its dev BLEU (the earliest of ties) with ``tune`` its score, and
+    iteration whose dev BLEU is the best (any of the iterations tied at the record's 4 decimals: the
+    run chose among them at full precision) with ``tune`` its score, and
     one BLEU signature; with ``meta``, the run it names must be that one (a record in the wrong
     place restores the wrong run)."""
     record = read_json(path, "run record")
@@ -53,7 +54,9 @@ def read_record(path: str | os.PathLike, meta: dict[str, str] | None = None) -> 
     best = record["best_iteration"]
     if not isinstance(best, int) or isinstance(best, bool) or not 0 <= best < len(dev):
         raise InputError(f"best_iteration {best!r} is not an iteration of its {len(dev)} dev scores", path)
-    if best != best_iteration(dev):
+    # the record's dev BLEU is the curve's, rounded to 4 decimals, and the run kept its best at full
+    # precision: a later iteration tied with an earlier one here can be the kept one
+    if dev[best] != max(dev):
         raise InputError(f"best_iteration {best} is not the best dev BLEU's ({best_iteration(dev)}): a run tuned "
                          "toward another metric, which a record cannot restore", path)
     if not _finite(record["tune"]) or round(record["tune"], 4) != dev[best]:

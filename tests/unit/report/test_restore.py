@@ -63,6 +63,38 @@ def test_a_restored_run_gives_back_its_curve_weights_and_summary(tmp_path, cli, 
     assert (out / "summary.json").read_bytes() == (run / "summary.json").read_bytes()
 
 
+def test_a_run_that_kept_a_later_iteration_tied_at_the_records_precision_is_restored(tmp_path, cli):
+    """The record's dev BLEU is rounded to 4 decimals; the run chose at full precision (Table 4's Big
+    SVM on sub-sample 2 kept iteration 13 over iteration 2, both 50.8577 in its record)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    dev = [bleu_json(run / f"dev{i}.json", s) for i, s in enumerate([20.0, 33.25001, 31.0, 33.25004])]
+    weights = []
+    for i in range(4):
+        (run / f"w{i}").write_text(f"LM0_0 {0.1 * (i + 1)!r}\n")
+        weights.append(run / f"w{i}")
+    r = cli("report", "best", "--dev-bleu", *dev, "--weights", *weights, "--out-weights", run / "best.weights",
+            "--out-curve", run / "curve.tsv", "--meta", *META)
+    assert r.returncode == 0, r.stderr
+    tests = [f"test2016={bleu_json(run / 't16.json', 29.5)}"]
+    r = cli("report", "summary", "--curve", run / "curve.tsv", "--test", *tests, "--out", run / "summary.json")
+    assert r.returncode == 0, r.stderr
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
+    data = json.loads(record.read_text())
+    assert data["best_iteration"] == 3 and data["dev_bleu"][1] == data["dev_bleu"][3] == 33.25
+    out = tmp_path / "restored"
+    r = cli("report", "restore", "--record", record, "--meta", *META, "--out-weights", out / "best.weights",
+            "--out-curve", out / "curve.tsv")
+    assert r.returncode == 0, r.stderr
+    assert (out / "curve.tsv").read_bytes() == (run / "curve.tsv").read_bytes()
+    assert read_weights(out / "best.weights")["LM0_0"] == 0.4
+    r = cli("report", "summary", "--curve", out / "curve.tsv", "--test", *tests, "--expect", record,
+            "--out", out / "summary.json")
+    assert r.returncode == 0, r.stderr
+    assert (out / "summary.json").read_bytes() == (run / "summary.json").read_bytes()
+
+
 def test_a_summary_that_does_not_reproduce_its_record_is_refused(tmp_path, cli, tuned_run):
     run, tests, record = tuned_run
     # one test set one ten-billionth of a BLEU point off: another system or decoder
@@ -88,7 +120,7 @@ def test_a_record_of_another_run_is_refused(tmp_path, cli, tuned_run):
 
 @pytest.mark.parametrize("change, message", [
     (lambda r: r.pop("best_weights"), "missing best_weights"),
-    (lambda r: r.update(best_iteration=3), "best_iteration 3 is not the best dev BLEU's (2)"),
+    (lambda r: r.update(best_iteration=1), "best_iteration 1 is not the best dev BLEU's (2)"),
     (lambda r: r.update(best_iteration=9), "best_iteration 9 is not an iteration"),
     (lambda r: r.update(tune=33.0), "tune 33.0 is not the dev BLEU of iteration 2"),
     (lambda r: r.update(dev_bleu=[]), "dev_bleu must be a non-empty list"),
