@@ -299,7 +299,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"{done['earlier']} records from an earlier publish kept, "
-          f"tables: {', '.join(done['tables']) or 'none yet'}, figures: {', '.join(done['figures']) or 'none'} (commit {done['commit'][:12]})", file=sys.stderr)
+          f"tables: {', '.join(done['tables']) or 'none yet'}, figures: {', '.join(done['figures']) or 'none'} "
+          f"(commit {done['commit'][:12]})", file=sys.stderr)
     return 0
 
 

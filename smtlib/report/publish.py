@@ -282,7 +282,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     ``figures``: the figures to copy (``results/figures/<name>.*``, e.g. ``figure1``, whose name has no
     pair); default: the pair's (``*<pair>*``, its learning curves).
 
-    Returns counts: ``finished`` and ``unfinished`` runs, ``tables`` copied.
+    Returns counts: ``finished`` and ``unfinished`` runs; the ``tables`` and ``figures`` copied.
     """
     workdir = pathlib.Path(workdir)
     out = pathlib.Path(out_dir)
