@@ -338,7 +338,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
         if feature_sets is not None:
             fh.write(f"- Feature sets: {', '.join(feature_sets)} only (the runs and costs here; the run directory's "
-                     "runs of other feature sets, e.g. a figure's, are published apart).\n")
+                     "runs of other feature sets are published apart, and the jobs every feature set shares, the "
+                     "data, word alignment, phrase extraction and language models, are counted in each).\n")
         fh.write(f"- Runs finished: {finished_line(finished)}.\n")
         fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
         if earlier:
