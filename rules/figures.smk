@@ -21,6 +21,25 @@ rule curves:
         "--title 'learning curves, {wildcards.pair}' > {log} 2>&1"
 
 
+rule curves_extended:
+    input:
+        pair_curves_extended,
+    output:
+        png=report(
+            "results/figures/curves_{pair}_extended.png",
+            caption="../config/report/curves.rst",
+            category="Figures",
+        ),
+        tsv="results/figures/curves_{pair}_extended.tsv",
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/figures/curves_{pair}_extended.log",
+    shell:
+        "smtlib report curves --curves {input} --out {output.png} --tsv {output.tsv} "
+        "--title 'learning curves, {wildcards.pair}, every method' > {log} 2>&1"
+
+
 rule figure1:
     input:
         sweep_summaries,

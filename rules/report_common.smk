@@ -72,12 +72,18 @@ def significance_options():
 
 
 def pair_curves(wildcards):
-    pair_runs = runs.runs_of(
-        config,
-        wildcards.pair,
-        TABLE_METHODS,
-        settings=(runs.run_setting(DEFAULT, TABLE_METRIC),),
-    )
+    """The curves of a pair's paper-table runs (curves_<pair>.png): no run of the extended
+    methods (the extended table's, and curves_<pair>_extended.png's)."""
+    return method_curves(wildcards.pair, config["methods"])
+
+
+def pair_curves_extended(wildcards):
+    return method_curves(wildcards.pair, TABLE_METHODS)
+
+
+def method_curves(pair, methods):
+    setting = runs.run_setting(DEFAULT, TABLE_METRIC)
+    pair_runs = runs.runs_of(config, pair, methods, settings=(setting,))
     return [f"{r}/curve.tsv" for r in pair_runs]
 
 

@@ -195,7 +195,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "score_test": tests * (len(config.get("evaluation", {}).get("metrics", ["bleu"])) - 1),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
         "table_vs_paper": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
-        "curves": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
+        "curves": len(config["pairs"]), "curves_extended": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
         "replay_data": 1, "replay_init": 1, "replay_pool": replay["iterations"],
         "replay_tune": len(replay["methods"]) * replay["iterations"],
         "replay_rerank": len(replay["methods"]) * replay["iterations"], "replay_table": 1,
@@ -292,7 +292,8 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     assert counts["score_test"] == 2 * counts["decode_test"]  # chrF and TER; BLEU is decode_test's
     assert counts["metric_matrix"] == 1 and counts["table"] == 1
     assert counts["decode_test_initial"] == 2 * 2  # the tables' starting point: (small, medium) x 2 test sets
-    assert counts["total"] == 503 + 8 + 48  # issue 25's plan, plus the dev scores that keep the weights
+    # issue 25's plan, plus the dev scores that keep the weights, plus the extended methods' learning curves
+    assert counts["total"] == 503 + 8 + 48 + 1 and counts["curves_extended"] == 1
     r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
                   timeout=300)
     out = r.stdout + r.stderr
