@@ -340,13 +340,18 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             fh.write(f"- Feature sets: {', '.join(feature_sets)} only (the runs and costs here; the run directory's "
                      "runs of other feature sets are published apart, and the jobs every feature set shares, the "
                      "data, word alignment, phrase extraction and language models, are counted in each).\n")
-        fh.write(f"- Runs finished: {finished_line(finished)}.\n")
+        if figures and not tables:  # a figure's own runs (Figure 1's sweep points), not a table's
+            fh.write(f"- Runs finished: {len(finished)}, the runs of {', '.join(figures)} "
+                     f"({', '.join(finished) or 'none yet'}).\n")
+        else:
+            fh.write(f"- Runs finished: {finished_line(finished)}.\n")
         fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
         if earlier:
             fh.write(f"- Run records in `runs/` published earlier from another run directory (not this one's "
                      f"runs; e.g. a lost machine's, whose costs and provenance are kept apart): "
                      f"{finished_line(earlier)}.\n")
-        fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
+        if tables:
+            fh.write(f"- Tables present: {', '.join(copied) if copied else 'none yet'}.\n")
         if drawn:
             fh.write(f"- Figures (`figures/`): {', '.join(drawn)}.\n")
         if tables_workdir is not None:

@@ -186,7 +186,10 @@ def test_feature_sets_keep_a_figures_runs_and_costs_out_of_a_tables(workdir, tmp
     assert done["finished"] == 1 and (sweep_out / "runs/overfit/svm/l2=100/s0.json").exists()
     assert done["figures"] == ["figure1.png", "figure1.tsv"]  # the named ones only
     assert (sweep_out / "figures/figure1.tsv").read_text() == "figure1.tsv"
-    assert "- Figures (`figures/`): figure1.png, figure1.tsv.\n" in (sweep_out / "PROVENANCE.md").read_text()
+    provenance = (sweep_out / "PROVENANCE.md").read_text()
+    assert "- Figures (`figures/`): figure1.png, figure1.tsv.\n" in provenance
+    assert "- Runs finished: 1, the runs of figure1 (overfit/svm/l2=100/s0).\n" in provenance
+    assert "Tables present" not in provenance and "in no paper table" not in provenance
     assert publish(workdir, "fr-en", tmp_path / "t4", ["table4"])["figures"] == ["curves_fr-en.png"]  # the pair's
 
 
