@@ -138,6 +138,33 @@ def rows_with_earlier(done: list[tuple[str, str, float]], planned: dict[tuple[st
     return rows
 
 
+def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[str, str], int],
+                   estimated: set[str]) -> dict[str, dict]:
+    """Rule groups projected per (rule, "method/feature set"): the mean CPU seconds of its finished jobs
+    times its planned jobs; one with none finished takes the same method's mean on the other feature
+    sets, else the rule's (``guessed``); a rule no job of which finished is left out."""
+    rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
+                                                 "guessed": False})
+    for (rule, method), n in planned.items():
+        seen = cpu.get((rule, method), [])
+        if seen:
+            mean = sum(seen) / len(seen)
+        else:  # the same method on another feature set, else any method of the rule
+            same = method.split("/")[0]
+            others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
+                      or [v for (r, _), values in cpu.items() if r == rule for v in values])
+            if not others:
+                continue
+            mean = sum(others) / len(others)
+        group = rows[rule_group(rule, estimated)]
+        group["guessed"] |= not seen
+        group["done"] += len(seen)
+        group["planned"] += n
+        group["measured"] += sum(seen) / 3600
+        group["projected"] += mean * n / 3600
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", type=pathlib.Path, required=True)
@@ -170,27 +197,10 @@ def main() -> None:
         planned[rule, method] += 1
     for rule, method in todo:
         planned[rule, method] += 1
-    rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
-                                                 "guessed": False})
-    for (rule, method), n in planned.items():
-        seen = cpu.get((rule, method), [])
-        if seen:
-            mean = sum(seen) / len(seen)
-        else:  # the same method on another feature set, else any method of the rule
-            same = method.split("/")[0]
-            others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
-                      or [v for (r, _), values in cpu.items() if r == rule for v in values])
-            if not others:
-                continue
-            mean = sum(others) / len(others)
-        group = rows[rule_group(rule, names)]
-        group["guessed"] |= not seen
-        group["done"] += len(seen)
-        group["planned"] += n
-        group["measured"] += sum(seen) / 3600
-        group["projected"] += mean * n / 3600
     if args.earlier_costs:
         rows = rows_with_earlier(done, planned, read_costs(args.earlier_costs, args.as_recorded), names)
+    else:
+        rows = projected_rows(cpu, planned, names)
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
           + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails")
