@@ -18,6 +18,8 @@ rule restore_run:
         "../envs/smtlib.yaml"
     log:
         run_log("restore.log"),
+    benchmark:
+        run_benchmark("restore.tsv")
     shell:
         "smtlib report restore --record {input} --meta {params.meta} --out-weights {output.weights} "
         "--out-curve {output.curve} > {log} 2>&1"

@@ -70,6 +70,7 @@ _RULES = [
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/test\.[^/]+\.decode\.tsv$"), lambda m, kind: "decode_test"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.mix\.tsv$"), lambda m, kind: "mira_mix"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/select_best\.tsv$"), lambda m, kind: "select_best"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/restore\.tsv$"), lambda m, kind: "restore_run"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/summary\.tsv$"), lambda m, kind: "run_summary"),
     (re.compile(r"^tables/[^/]+?(_extended|_vs_paper)?\.tsv$"), lambda m, kind: f"table{m.group(1) or ''}"),
     (re.compile(r"^systems/[^/]+/[^/]+/initial\.test\.[^/]+\.tsv$"), lambda m, kind: "decode_test_initial"),

@@ -583,7 +583,7 @@ def restore_on_the_tiny_run(work, data_dir, tuned, table):
     """The tiny run's runs lost (their directories deleted) and restored from their published records
     (config restore_runs): no tuning job runs, only each run's restore, test decodes and summary; every
     summary is the tuned run's byte for byte (its test BLEU reproduced exactly), and so is the table."""
-    from smtlib.report.publish import run_record
+    from smtlib.report.publish import benchmark_rule, run_record
 
     assert len(tuned) == 12  # 3 methods x Small, Medium x 2 dev samples
     records = work / "published/runs"
@@ -604,6 +604,10 @@ def restore_on_the_tiny_run(work, data_dir, tuned, table):
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     for summary, before in tuned.items():
         assert summary.read_bytes() == before, summary
+        # the restore is costed like every job of the table step (smtlib report publish's costs.tsv)
+        name = summary.parent.relative_to(work / "results/tune").as_posix()
+        assert (work / "results/benchmarks/tune" / name / "restore.tsv").is_file(), name
+        assert benchmark_rule(f"tune/{name}/restore.tsv") == "restore_run"
     assert (work / "results/table4.tsv").read_bytes() == table
 
 
