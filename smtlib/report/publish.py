@@ -148,19 +148,37 @@ def benchmark_feature_set(relative: str) -> str | None:
     return m.group(1) if m else None
 
 
-def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
-               feature_sets: list[str] | None = None) -> list[dict]:
-    """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs and of the
-    jobs that wrote its ``tables`` (``table4``: the table, its extended table and its paper comparison).
-    With ``feature_sets``, only the jobs of those feature sets and the ones they share: a table's cost
-    apart from a figure's runs in the same directory (Figure 1's sweep on the feature set ``overfit``)."""
+def benchmark_files(workdir: str | os.PathLike, pair: str, tables: list[str] = ()) -> dict[str, pathlib.Path]:
+    """The benchmark files of one pair's jobs and of the jobs that wrote its ``tables`` (``table4``: the
+    table, its extended table and its paper comparison), by path relative to ``results/benchmarks``."""
     root = pathlib.Path(workdir) / "results" / "benchmarks"
+    table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables for suffix in ("", "_extended", "_vs_paper")]
+    paths = [*sorted((root / "systems" / pair).rglob("*.tsv")), *sorted((root / "tune" / pair).rglob("*.tsv")),
+             *(p for p in table_files if p.is_file())]
+    return {path.relative_to(root).as_posix(): path for path in paths}
+
+
+def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
+               feature_sets: list[str] | None = None,
+               table_step: str | os.PathLike | None = None) -> list[dict]:
+    """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs and of the
+    jobs that wrote its ``tables`` (see ``benchmark_files``). With ``feature_sets``, only the jobs of
+    those feature sets and the ones they share: a table's cost apart from a figure's runs in the same
+    directory (Figure 1's sweep on the feature set ``overfit``).
+
+    ``table_step``: a second workflow directory over the same runs (hard links or copies of their
+    files), where the table step ran. Its jobs are added, one by one: every benchmark file there that
+    is not the runs directory's own (the same path with the same bytes) is a job the table step ran:
+    the tables, the initial weights' test decodes, and each restored run's restore and test decodes,
+    also where the runs directory had decoded that run's tests itself."""
+    files = list(benchmark_files(workdir, pair, tables).items())
+    if table_step is not None:
+        own = dict(files)
+        files += [(relative, path) for relative, path in benchmark_files(table_step, pair, tables).items()
+                  if relative not in own or own[relative].read_bytes() != path.read_bytes()]
     totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
                                                    "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
-    table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables for suffix in ("", "_extended", "_vs_paper")]
-    for path in [*sorted((root / "systems" / pair).rglob("*.tsv")), *sorted((root / "tune" / pair).rglob("*.tsv")),
-                 *(p for p in table_files if p.is_file())]:
-        relative = path.relative_to(root).as_posix()
+    for relative, path in files:
         rule = benchmark_rule(relative)
         if rule is None:
             continue
@@ -307,12 +325,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
     earlier = sorted(set(record_names(out / "runs")) - set(finished))
-    costs = rule_costs(workdir, pair, tables, feature_sets)
-    if tables_workdir is not None:  # the table step's own jobs; the runs' (hard-linked) files counted once
-        measured = {c["rule"] for c in costs}
-        costs = sorted([*costs, *(c for c in rule_costs(source, pair, tables, feature_sets)
-                                        if c["rule"] not in measured)],
-                       key=lambda c: c["rule"])
+    costs = rule_costs(workdir, pair, tables, feature_sets, table_step=tables_workdir)
     with atomic_output(out / "costs.tsv") as fh:
         fh.write(format_costs(costs))
     copied = []

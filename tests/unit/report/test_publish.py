@@ -224,7 +224,24 @@ def test_tables_from_a_later_checkout_of_the_same_runs(workdir, tables_workdir, 
     assert "Table step command: `snakemake -- results/table4_vs_paper.tsv`" in provenance
     costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
     assert costs["decode_dev"][1] == "2"  # the runs directory's two decodes, not three
-    assert costs["table"][1] == "1" and costs["decode_test_initial"][1] == "1"
+    assert costs["table"][1] == "2"  # both ran: the runs directory's table and the table step's
+    assert costs["decode_test_initial"][1] == "1"
+
+
+def test_the_table_steps_own_jobs_count_also_where_the_runs_directory_ran_the_same_rule(workdir, tables_workdir,
+                                                                                          tmp_path):
+    """A job is counted once, by its benchmark file: the table step's decode of a run's tests (a restored
+    run's) adds to the runs directory's own decode of them, its copy of a run's file does not."""
+    base, _ = tables_workdir
+    test_decode = "results/benchmarks/tune/fr-en/medium/kbmira/default/s0/test.t1.decode.tsv"
+    _bench(workdir / test_decode, 4, 300, 3.5)
+    _bench(base / test_decode, 4.5, 310, 4)  # decoded again in the table step: another job
+    _bench(base / "results/benchmarks/tune/fr-en/medium/kbmira/default/s0/test.t2.decode.tsv", 5, 320, 4.5)
+    out = tmp_path / "docs" / "table4"
+    publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert costs["decode_test"][1] == "3" and float(costs["decode_test"][2]) == pytest.approx(12 / 3600, abs=1e-3)
+    assert costs["decode_dev"][1] == "2"  # the copied file of the run's decode: once
 
 
 def test_tables_of_other_runs_are_refused(workdir, tables_workdir, tmp_path):
