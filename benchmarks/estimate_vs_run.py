@@ -26,7 +26,7 @@ the work of runs in flight at the loss, done again after it) are then scaled out
 
     python benchmarks/estimate_vs_run.py --workdir results/table-run --snakemake PATH/TO/snakemake \\
         [--pair fr-en] [--target results/table4.tsv] [--estimate benchmarks/results/loop/estimate_cube200.tsv] \\
-        [--by-method] [--as-recorded] [--earlier-costs docs/results/table4/part1/costs.tsv]
+        [--by-method] [--as-recorded] [--earlier-costs docs/results/table4/part1/costs.tsv] [--like fr-en]
 
 Last line: ``metric: value``, the projected total core-hours over the estimate's.
 """
@@ -138,30 +138,48 @@ def rows_with_earlier(done: list[tuple[str, str, float]], planned: dict[tuple[st
     return rows
 
 
+def method_mean(cpu: dict[tuple[str, str], list[float]], rule: str, method: str) -> float | None:
+    """The mean CPU seconds of a (rule, "method/feature set")'s finished jobs, else of the same method's
+    on the other feature sets; None if neither has any."""
+    same = method.split("/")[0]
+    values = cpu.get((rule, method)) or [v for (r, m), vs in cpu.items() if r == rule and m.split("/")[0] == same
+                                         for v in vs]
+    return sum(values) / len(values) if values else None
+
+
 def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[str, str], int],
-                   estimated: set[str]) -> dict[str, dict]:
+                   estimated: set[str], like: dict[tuple[str, str], list[float]] | None = None) -> dict[str, dict]:
     """Rule groups projected per (rule, "method/feature set"): the mean CPU seconds of its finished jobs
-    times its planned jobs; one with none finished takes the same method's mean on the other feature
-    sets, else the rule's (``guessed``); a rule no job of which finished is left out."""
+    times its planned jobs. One with none finished (``guessed``) takes the same method's mean on the other
+    feature sets; else, with ``like`` (the finished jobs of another pair in the same directory, e.g.
+    Table 4's for Table 5), that pair's mean of the same method (cell, else feature sets), scaled by the
+    rule's ratio between the pairs on the cells both measured; else the rule's mean over its methods,
+    a poor guess where methods differ (an lb-mira step costs a twentieth of an lb-mert step). A rule no
+    job of which finished is left out."""
+    like = like or {}
+    scale: dict[str, float] = {}
+    for rule in {r for r, _ in planned}:
+        common = [key for key in cpu if key[0] == rule and like.get(key)]
+        scale[rule] = (sum(sum(cpu[k]) / len(cpu[k]) for k in common) / sum(sum(like[k]) / len(like[k]) for k in common)
+                       if common else 1.0)
     rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
                                                  "guessed": False})
     for (rule, method), n in planned.items():
         seen = cpu.get((rule, method), [])
-        if seen:
-            mean = sum(seen) / len(seen)
-        else:  # the same method on another feature set, else any method of the rule
-            same = method.split("/")[0]
-            others = ([v for (r, m), values in cpu.items() if r == rule and m.split("/")[0] == same for v in values]
-                      or [v for (r, _), values in cpu.items() if r == rule for v in values])
-            if not others:
+        per_job = method_mean(cpu, rule, method)
+        if per_job is None and method_mean(like, rule, method) is not None:
+            per_job = method_mean(like, rule, method) * scale[rule]
+        if per_job is None:
+            every = [v for (r, _), values in cpu.items() if r == rule for v in values]
+            if not every:
                 continue
-            mean = sum(others) / len(others)
+            per_job = sum(every) / len(every)
         group = rows[rule_group(rule, estimated)]
         group["guessed"] |= not seen
         group["done"] += len(seen)
         group["planned"] += n
         group["measured"] += sum(seen) / 3600
-        group["projected"] += mean * n / 3600
+        group["projected"] += per_job * n / 3600
     return rows
 
 
@@ -179,6 +197,9 @@ def main() -> None:
     ap.add_argument("--earlier-costs", type=pathlib.Path, nargs="+", default=[], metavar="COSTS_TSV",
                     help="costs.tsv of earlier run directories of the same table (smtlib report publish), e.g. a "
                          "lost machine's: their jobs count as finished, each rule projected at its mean per job")
+    ap.add_argument("--like", metavar="PAIR",
+                    help="another pair run in the same directory (e.g. fr-en for Table 5): a method with no job "
+                         "finished in --pair takes that pair's mean, scaled by the rule's ratio between the pairs")
     args = ap.parse_args()
     estimate = {}
     for line in args.estimate.read_text(encoding="utf-8").splitlines()[1:]:
@@ -200,7 +221,10 @@ def main() -> None:
     if args.earlier_costs:
         rows = rows_with_earlier(done, planned, read_costs(args.earlier_costs, args.as_recorded), names)
     else:
-        rows = projected_rows(cpu, planned, names)
+        like: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for rule, method, as_is, tail in finished_jobs(args.workdir, args.like) if args.like else []:
+            like[rule, method].append(as_is if args.as_recorded else tail)
+        rows = projected_rows(cpu, planned, names, like)
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
           + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails")

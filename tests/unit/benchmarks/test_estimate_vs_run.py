@@ -113,3 +113,30 @@ def test_an_earlier_run_directorys_costs_count_at_their_rules_mean(evr, tmp_path
     # tune_lattice: only the earlier directory ran it, 0.12 h for 1 job; the dry run plans 2: 0.24
     assert "| tune_lattice | 1 / 2 | 0.12 | 0.24 | 0.50 | 0.48 ! |" in out
     assert out.rstrip().endswith(f"metric: {0.26 / 0.51:.3f}")
+
+
+def test_a_method_not_yet_run_takes_its_cost_from_a_like_pair(evr, tmp_path, capsys, monkeypatch):
+    """lb-mira not yet run in this pair: with --like, the other pair's lb-mira mean scaled by the rule's
+    ratio between the pairs (lb-mert: 315 s here, 120 s there), not lb-mert's cost."""
+    run = "tune/{pair}/{fs}/{m}/default/s0/it{it}/tune.tsv"
+    bench(tmp_path, run.format(pair="fr-en", fs="medium", m="lbmert", it=1), 300)
+    bench(tmp_path, run.format(pair="fr-en", fs="medium", m="lbmert", it=2), 330)
+    bench(tmp_path, run.format(pair="en-fr", fs="medium", m="lbmert", it=1), 120)
+    bench(tmp_path, run.format(pair="en-fr", fs="big", m="lbmira", it=1), 8)
+    bench(tmp_path, run.format(pair="en-fr", fs="big", m="lbmira", it=2), 12)
+    dry_run = "".join(f"rule tune_lattice:\n    wildcards: pair=fr-en, fs={fs}, method={m}, setting=default, "
+                      f"sample=0, it=3\n" for fs, m in (("medium", "lbmira"), ("small", "lbmert")))
+    fake = tmp_path / "snakemake"
+    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{dry_run}END\n", encoding="utf-8")
+    fake.chmod(0o755)
+    estimate = tmp_path / "estimate.tsv"
+    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\n", encoding="utf-8")
+    argv = ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake), "--estimate", str(estimate)]
+    monkeypatch.setattr(sys, "argv", argv)
+    evr.main()
+    # alone: lb-mira at the rule's mean, 315 s; lb-mert small at lb-mert medium's: 630 + 315 + 315 s
+    assert "| tune_lattice | 2 / 4 | 0.17 | 0.35 ~ | 0.50 | 0.70 ! |" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", [*argv, "--like", "en-fr"])
+    evr.main()
+    # like en-fr: lb-mira 10 s x 315 / 120 = 26.25 s: 630 + 26.25 + 315 = 971.25 s
+    assert capsys.readouterr().out.rstrip().endswith(f"metric: {971.25 / 3600 / 0.5:.3f}")
