@@ -44,6 +44,17 @@ def bench(root, relative, cpu, wall=None):
                     encoding="utf-8")
 
 
+def argv_for(tmp_path, dry_run: str, estimate: str) -> list[str]:
+    """estimate_vs_run's arguments over ``tmp_path``: a fake snakemake printing ``dry_run`` and an
+    estimate file of ``estimate``'s rows (after its header)."""
+    fake = tmp_path / "snakemake"
+    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{dry_run}END\n", encoding="utf-8")
+    fake.chmod(0o755)
+    path = tmp_path / "estimate.tsv"
+    path.write_text("rule\tcore_hours\n" + estimate, encoding="utf-8")
+    return ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake), "--estimate", str(path)]
+
+
 def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatch):
     run = "tune/fr-en/{fs}/{m}/{setting}/s0/it{it}/{what}.tsv"
     bench(tmp_path, run.format(fs="medium", m="lbmert", setting="default", it=1, what="tune"), 300)
@@ -52,13 +63,7 @@ def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatc
     bench(tmp_path, run.format(fs="medium", m="lbmert", setting="x=1", it=1, what="tune"), 9999)
     bench(tmp_path, run.format(fs="medium", m="kbmira", setting="default", it=2, what="decode"), 12)
     bench(tmp_path, "systems/fr-en/align.tsv", 36)
-    fake = tmp_path / "snakemake"
-    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{DRY_RUN}END\n", encoding="utf-8")
-    fake.chmod(0o755)
-    estimate = tmp_path / "estimate.tsv"
-    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\ndecode_dev\t0.01\n", encoding="utf-8")
-    monkeypatch.setattr(sys, "argv", ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake),
-                                      "--estimate", str(estimate)])
+    monkeypatch.setattr(sys, "argv", argv_for(tmp_path, DRY_RUN, "tune_lattice\t0.5\ndecode_dev\t0.01\n"))
     evr.main()
     out = capsys.readouterr().out
     # lb-mert: medium 3 jobs x 315 s (its mean) + small 1 job x 315 s (no small job done: the same
@@ -74,12 +79,7 @@ def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatc
 def test_the_unsampled_tails_are_extrapolated_unless_asked_as_recorded(evr, tmp_path, capsys, monkeypatch):
     # a 75 s job: Snakemake's last reading at 60 s saw 240 s of CPU; the tail at that rate is 60 s more
     bench(tmp_path, "tune/fr-en/medium/lbmert/default/s0/it2/tune.tsv", 240, wall=75)
-    fake = tmp_path / "snakemake"
-    fake.write_text("#!/bin/sh\necho 'Nothing to be done.'\n", encoding="utf-8")
-    fake.chmod(0o755)
-    estimate = tmp_path / "estimate.tsv"
-    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.1\n", encoding="utf-8")
-    argv = ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake), "--estimate", str(estimate)]
+    argv = argv_for(tmp_path, "Nothing to be done.\n", "tune_lattice\t0.1\n")
     monkeypatch.setattr(sys, "argv", argv)
     evr.main()
     out = capsys.readouterr().out
@@ -93,18 +93,13 @@ def test_the_unsampled_tails_are_extrapolated_unless_asked_as_recorded(evr, tmp_
 def test_an_earlier_run_directorys_costs_count_at_their_rules_mean(evr, tmp_path, capsys, monkeypatch):
     """A lost directory's costs.tsv: its jobs count as finished, each rule at its mean over all of them."""
     bench(tmp_path, "tune/fr-en/big/kbmira/default/s0/it2/decode.tsv", 18)  # 0.005 h
-    fake = tmp_path / "snakemake"
-    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{DRY_RUN}END\n", encoding="utf-8")
-    fake.chmod(0o755)
-    estimate = tmp_path / "estimate.tsv"
-    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\ndecode_dev\t0.01\n", encoding="utf-8")
+    argv = argv_for(tmp_path, DRY_RUN, "tune_lattice\t0.5\ndecode_dev\t0.01\n")
     earlier = tmp_path / "costs.tsv"
     earlier.write_text("rule\tjobs\tcpu_hours\twall_hours\tmax_rss_mb\tmax_wall_s\tmax_cpu_s\tcpu_hours_extrapolated\n"
                        "decode_dev\t3\t0.03\t0.1\t500\t30\t30\t0.035\n"
                        "tune_lattice\t1\t0.1\t0.1\t500\t30\t30\t0.12\n"
                        "total\t4\t0.12\t0.2\t500\t30\t30\t0.15\n", encoding="utf-8")
-    monkeypatch.setattr(sys, "argv", ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake),
-                                      "--estimate", str(estimate), "--earlier-costs", str(earlier)])
+    monkeypatch.setattr(sys, "argv", [*argv, "--earlier-costs", str(earlier)])
     evr.main()
     out = capsys.readouterr().out
     # decode_dev: 4 jobs ran (0.005 + 0.035 h), the table plans 2 (this directory's and the dry run's):
@@ -126,12 +121,7 @@ def test_a_method_not_yet_run_takes_its_cost_from_a_like_pair(evr, tmp_path, cap
     bench(tmp_path, run.format(pair="en-fr", fs="big", m="lbmira", it=2), 12)
     dry_run = "".join(f"rule tune_lattice:\n    wildcards: pair=fr-en, fs={fs}, method={m}, setting=default, "
                       f"sample=0, it=3\n" for fs, m in (("medium", "lbmira"), ("small", "lbmert")))
-    fake = tmp_path / "snakemake"
-    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{dry_run}END\n", encoding="utf-8")
-    fake.chmod(0o755)
-    estimate = tmp_path / "estimate.tsv"
-    estimate.write_text("rule\tcore_hours\ntune_lattice\t0.5\n", encoding="utf-8")
-    argv = ["estimate_vs_run.py", "--workdir", str(tmp_path), "--snakemake", str(fake), "--estimate", str(estimate)]
+    argv = argv_for(tmp_path, dry_run, "tune_lattice\t0.5\n")
     monkeypatch.setattr(sys, "argv", argv)
     evr.main()
     # alone: lb-mira at the rule's mean, 315 s; lb-mert small at lb-mert medium's: 630 + 315 + 315 s
