@@ -238,11 +238,11 @@ def main() -> None:
         if r is None:
             print(f"| {rule} | 0 / ? | 0 | ? | {e:.2f} | ? |")
             continue
-        ratio = r["projected"] / e if e else float("nan")
-        flag = " !" if e and abs(ratio - 1) > 0.2 else ""
+        # a rule loop.py does not cost (building the systems) has no ratio
+        ratio = f"{r['projected'] / e:.2f}{' !' if abs(r['projected'] / e - 1) > 0.2 else ''}" if e else "-"
         mark = " ~" if r["guessed"] else ""
         print(f"| {rule} | {r['done']:,} / {r['planned']:,} | {r['measured']:.2f} | {r['projected']:.2f}{mark} | {e:.2f}"
-              f" | {ratio:.2f}{flag} |")
+              f" | {ratio} |")
         if e:
             total_p += r["projected"]
             total_e += e

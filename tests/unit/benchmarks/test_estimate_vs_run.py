@@ -71,7 +71,7 @@ def test_projection_per_method_and_feature_set(evr, tmp_path, capsys, monkeypatc
     assert "| tune_lattice | 2 / 4 | 0.17 | 0.35 ~ | 0.50 | 0.70 ! |" in out
     # kb-mira's decodes: big has none done; the method's medium mean, 12 s x 2 jobs = 24 s
     assert "| decode_dev | 1 / 2 | 0.00 | 0.01 ~ | 0.01 | 0.67 ! |" in out
-    assert "| systems (not estimated) | 1 / 1 | 0.01 | 0.01 | 0.00 | nan |" in out
+    assert "| systems (not estimated) | 1 / 1 | 0.01 | 0.01 | 0.00 | - |" in out
     assert "| other |" not in out  # the table rule writes no benchmark file: no measured cost
     assert out.rstrip().endswith(f"metric: {(1260 + 24) / 3600 / 0.51:.3f}")
 
