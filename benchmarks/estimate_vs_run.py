@@ -4,8 +4,12 @@ Reads a workflow directory (the one ``snakemake`` runs the table in): the benchm
 finished job (``results/benchmarks``, the source of ``costs.tsv``) and the jobs still to run
 (``snakemake -n`` on the same target, in that directory). For each (rule, method, feature set) the mean
 CPU time of the finished jobs times the number of planned jobs (finished + still to run) projects the
-rule's cost; one with no finished job yet takes the mean of the same method on the other feature sets
-(else of the rule's other methods) and is marked ``~``. A job's CPU time is Snakemake's with the tail
+rule's cost; one with no finished job yet takes the mean of the same method on the other feature sets,
+else, with ``--like PAIR ...``, another pair's of the same method in the same directory, scaled
+between the pairs (``projected_rows``), else the rule's other methods', and is marked ``~``. One that
+nothing measured (e.g. lb-mert's steps for Table 6 with ``--like fr-en``, whose lb-mert ran in a lost
+directory) is named below the table and marked ``+ ?``, in its rule and the total: left out, never
+silently (``--like en-fr fr-en`` costs it from Table 5's). A job's CPU time is Snakemake's with the tail
 after its sampler's last reading extrapolated (``smtlib.report.publish.unsampled_cpu``): loop.py
 measures CPU exactly (``os.wait4``), Snakemake's record misses 7-11 % per rule on the Table 4 run
 (``--as-recorded`` projects from the record as it is). Only the table's own runs count: runs of other settings than ``default`` in the
@@ -26,7 +30,7 @@ the work of runs in flight at the loss, done again after it) are then scaled out
 
     python benchmarks/estimate_vs_run.py --workdir results/table-run --snakemake PATH/TO/snakemake \\
         [--pair fr-en] [--target results/table4.tsv] [--estimate benchmarks/results/loop/estimate_cube200.tsv] \\
-        [--by-method] [--as-recorded] [--earlier-costs docs/results/table4/part1/costs.tsv] [--like fr-en]
+        [--by-method] [--as-recorded] [--earlier-costs docs/results/table4/part1/costs.tsv] [--like fr-en ...]
 
 Last line: ``metric: value``, the projected total core-hours over the estimate's.
 """
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import re
+import statistics
 import subprocess
 import sys
 from collections import defaultdict
@@ -148,37 +153,63 @@ def method_mean(cpu: dict[tuple[str, str], list[float]], rule: str, method: str)
 
 
 def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[str, str], int],
-                   estimated: set[str], like: dict[tuple[str, str], list[float]] | None = None) -> dict[str, dict]:
+                   estimated: set[str], likes: list[dict[tuple[str, str], list[float]]] | None = None
+                   ) -> dict[str, dict]:
     """Rule groups projected per (rule, "method/feature set"): the mean CPU seconds of its finished jobs
     times its planned jobs. One with none finished (``guessed``) takes the same method's mean on the other
-    feature sets; else, with ``like`` (the finished jobs of another pair in the same directory, e.g.
-    Table 4's for Table 5), that pair's mean of the same method (cell, else feature sets), scaled by the
-    rule's ratio between the pairs on the cells both measured; else the rule's mean over its methods,
-    a poor guess where methods differ (an lb-mira step costs a twentieth of an lb-mert step). A rule no
-    job of which finished is left out."""
-    like = like or {}
-    scale: dict[str, float] = {}
-    for rule in {r for r, _ in planned}:
-        common = [key for key in cpu if key[0] == rule and like.get(key)]
-        scale[rule] = (sum(sum(cpu[k]) / len(cpu[k]) for k in common) / sum(sum(like[k]) / len(like[k]) for k in common)
-                       if common else 1.0)
+    feature sets; else, with ``likes`` (the finished jobs of other pairs in the same directory, in order of
+    preference, e.g. Table 4's for Table 5), the first such pair's mean of the same method (cell, else
+    feature sets), scaled by the rule's ratio between the pairs on the cells both measured (a pair that
+    shares such a cell is preferred; without one, the median ratio over every tuning cell both
+    measured, system builds left out); else the
+    rule's mean over its methods, a poor guess where methods differ (an lb-mira step costs a twentieth of
+    an lb-mert step). A rule no job of which finished in any of the pairs (no ``benchmark:``) is left
+    out. A group none of these can cost (its rule has no finished job in the pair, its method none in
+    any like pair) is counted in ``planned`` and ``uncosted`` (its jobs) and named in
+    ``uncosted_groups``: left out of the projection, never silently."""
+    likes = likes or []
+    scales: list[dict[str, float]] = []
+    def ratio(common: list[tuple[str, str]], like: dict) -> float:
+        return (sum(sum(cpu[k]) / len(cpu[k]) for k in common)
+                / sum(sum(like[k]) / len(like[k]) for k in common))
+
+    for like in likes:
+        every_common = [key for key in cpu if like.get(key) and not key[0].startswith("train_")]
+        # a rule the two pairs share no cell of (e.g. lb-mert's steps before this pair's first lattice
+        # run) takes the median of the pairs' ratios over every tuning cell they share (their dev sets'
+        # size and sentences; building the systems scales with the training corpus instead; the median,
+        # because a cell of one job, such as a directory's first decode compiling numba's cache, can be
+        # far off)
+        overall = statistics.median(ratio([key], like) for key in every_common) if every_common else 1.0
+        scale: dict[str, tuple[float, bool]] = {}
+        for rule in {r for r, _ in planned}:
+            common = [key for key in every_common if key[0] == rule]
+            scale[rule] = (ratio(common, like), True) if common else (overall, False)
+        scales.append(scale)
     rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
-                                                 "guessed": False})
+                                                 "guessed": False, "uncosted": 0, "uncosted_groups": []})
+    measured = {r for r, _ in cpu} | {r for like in likes for r, _ in like}
     for (rule, method), n in planned.items():
+        if rule not in measured:  # writes no benchmark file: no cost to project from
+            continue
         seen = cpu.get((rule, method), [])
-        per_job = method_mean(cpu, rule, method)
-        if per_job is None and method_mean(like, rule, method) is not None:
-            per_job = method_mean(like, rule, method) * scale[rule]
-        if per_job is None:
-            every = [v for (r, _), values in cpu.items() if r == rule for v in values]
-            if not every:
-                continue
-            per_job = sum(every) / len(every)
         group = rows[rule_group(rule, estimated)]
-        group["guessed"] |= not seen
         group["done"] += len(seen)
         group["planned"] += n
         group["measured"] += sum(seen) / 3600
+        per_job = method_mean(cpu, rule, method)
+        # the first like pair with the method, preferring one that shares a cell of this rule
+        for like, scale in sorted(zip(likes, scales), key=lambda pair: not pair[1][rule][1]):
+            if per_job is None and method_mean(like, rule, method) is not None:
+                per_job = method_mean(like, rule, method) * scale[rule][0]
+        if per_job is None:
+            every = [v for (r, _), values in cpu.items() if r == rule for v in values]
+            if not every:
+                group["uncosted"] += n
+                group["uncosted_groups"].append(f"{rule} {method} ({n:,} jobs)")
+                continue
+            per_job = sum(every) / len(every)
+        group["guessed"] |= not seen
         group["projected"] += per_job * n / 3600
     return rows
 
@@ -197,9 +228,10 @@ def main() -> None:
     ap.add_argument("--earlier-costs", type=pathlib.Path, nargs="+", default=[], metavar="COSTS_TSV",
                     help="costs.tsv of earlier run directories of the same table (smtlib report publish), e.g. a "
                          "lost machine's: their jobs count as finished, each rule projected at its mean per job")
-    ap.add_argument("--like", metavar="PAIR",
-                    help="another pair run in the same directory (e.g. fr-en for Table 5): a method with no job "
-                         "finished in --pair takes that pair's mean, scaled by the rule's ratio between the pairs")
+    ap.add_argument("--like", metavar="PAIR", nargs="+", default=[],
+                    help="other pairs run in the same directory, in order of preference (e.g. fr-en for Table 5, "
+                         "fr-en en-fr for Table 6): a method with no job finished in --pair takes the first such "
+                         "pair's mean, scaled by the rule's ratio between the pairs")
     args = ap.parse_args()
     estimate = {}
     for line in args.estimate.read_text(encoding="utf-8").splitlines()[1:]:
@@ -221,10 +253,13 @@ def main() -> None:
     if args.earlier_costs:
         rows = rows_with_earlier(done, planned, read_costs(args.earlier_costs, args.as_recorded), names)
     else:
-        like: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for rule, method, as_is, tail in finished_jobs(args.workdir, args.like) if args.like else []:
-            like[rule, method].append(as_is if args.as_recorded else tail)
-        rows = projected_rows(cpu, planned, names, like)
+        likes = []
+        for pair in args.like:
+            like: dict[tuple[str, str], list[float]] = defaultdict(list)
+            for rule, method, as_is, tail in finished_jobs(args.workdir, pair):
+                like[rule, method].append(as_is if args.as_recorded else tail)
+            likes.append(like)
+        rows = projected_rows(cpu, planned, names, likes)
     print(f"{args.target} in {args.workdir}: {len(done)} jobs finished, {len(todo)} planned still; "
           f"{recorded:.2f} core-hours as Snakemake recorded them"
           + ("" if args.as_recorded else f", {sum(s for _, _, s in done) / 3600:.2f} with the unsampled tails")
@@ -240,13 +275,19 @@ def main() -> None:
             continue
         # a rule loop.py does not cost (building the systems) has no ratio
         ratio = f"{r['projected'] / e:.2f}{' !' if abs(r['projected'] / e - 1) > 0.2 else ''}" if e else "-"
-        mark = " ~" if r["guessed"] else ""
-        print(f"| {rule} | {r['done']:,} / {r['planned']:,} | {r['measured']:.2f} | {r['projected']:.2f}{mark} | {e:.2f}"
-              f" | {ratio} |")
+        mark = (" ~" if r["guessed"] else "") + (" + ?" if r.get("uncosted") else "")
+        print(f"| {rule} | {r['done']:,} / {r['planned']:,} | {r['measured']:.2f} | {r['projected']:.2f}{mark}"
+              f" | {e:.2f} | {ratio} |")
         if e:
             total_p += r["projected"]
             total_e += e
-    print(f"| **total** | | | **{total_p:.2f}** | **{total_e:.2f}** | {total_p / total_e:.2f} |")
+    uncosted = [name for r in rows.values() for name in r.get("uncosted_groups", [])]
+    more = " + ?" if uncosted else ""
+    print(f"| **total** | | | **{total_p:.2f}**{more} | **{total_e:.2f}** | {total_p / total_e:.2f}{more} |")
+    if uncosted:
+        print(f"\nNot costed (no finished job of the rule in {args.pair}, nor of the method in "
+              f"{' '.join(args.like) or 'a --like pair'}), left out of the projections and the total: "
+              + "; ".join(uncosted))
     if args.by_method:
         print("\n| rule | method/feature set | jobs done / planned | mean CPU s of the done |")
         print("|---|---|---|---|")

@@ -130,3 +130,40 @@ def test_a_method_not_yet_run_takes_its_cost_from_a_like_pair(evr, tmp_path, cap
     evr.main()
     # like en-fr: lb-mira 10 s x 315 / 120 = 26.25 s: 630 + 26.25 + 315 = 971.25 s
     assert capsys.readouterr().out.rstrip().endswith(f"metric: {971.25 / 3600 / 0.5:.3f}")
+
+
+def test_a_group_nothing_measured_is_named_and_left_out_not_dropped(evr, tmp_path, capsys, monkeypatch):
+    """ja-en before its first lattice run, like fr-en, whose lb-mert ran elsewhere: lb-mert's steps
+    count as planned, are named, and the total says it leaves them out."""
+    run = "tune/{pair}/{fs}/{m}/default/s0/it{it}/{what}.tsv"
+    bench(tmp_path, run.format(pair="fr-en", fs="big", m="lbmira", it=1, what="tune"), 10)
+    bench(tmp_path, run.format(pair="ja-en", fs="small", m="mira", it=2, what="decode"), 5)
+    dry_run = "".join(f"rule {rule}:\n    wildcards: pair=ja-en, fs=small, method={m}, setting=default, "
+                      f"sample=0, it=3\n" for rule, m in (("tune_lattice", "lbmert"), ("tune_lattice", "lbmira"),
+                                                          ("mira_mix", "mira")))
+    monkeypatch.setattr(sys, "argv", [*argv_for(tmp_path, dry_run, "tune_lattice\t0.5\ndecode_dev\t0.01\n"),
+                                      "--pair", "ja-en", "--like", "fr-en"])
+    evr.main()
+    out = capsys.readouterr().out
+    # lb-mira from fr-en (10 s; no shared cell: the median ratio of the tuning cells shared, none: 1)
+    assert "| tune_lattice | 0 / 2 | 0.00 | 0.00 ~ + ? | 0.50 | 0.01 ! |" in out
+    assert "| **total** | | | **0.00** + ? | **0.51** | 0.01 + ? |" in out
+    assert "Not costed" in out and "tune_lattice lbmert/small (1 jobs)" in out
+    assert "mira_mix" not in out  # no benchmark file in any pair: left out, as before
+
+
+def test_like_pairs_prefer_one_that_shares_a_cell_of_the_rule(evr, tmp_path, capsys, monkeypatch):
+    """Two like pairs: kb-mira's decodes come from the pair whose decodes are measured beside this
+    pair's (en-fr), not from the first named (fr-en), whose scale would be the median over other rules."""
+    run = "tune/{pair}/{fs}/{m}/default/s0/it{it}/{what}.tsv"
+    bench(tmp_path, run.format(pair="ja-en", fs="small", m="mira", it=2, what="decode"), 4)
+    bench(tmp_path, run.format(pair="en-fr", fs="small", m="mira", it=2, what="decode"), 8)
+    bench(tmp_path, run.format(pair="en-fr", fs="small", m="kbmira", it=2, what="decode"), 10)
+    bench(tmp_path, run.format(pair="fr-en", fs="small", m="kbmira", it=2, what="decode"), 99)
+    dry_run = ("rule decode_dev:\n    wildcards: pair=ja-en, fs=small, method=kbmira, setting=default, "
+               "sample=0, it=3\n")
+    argv = argv_for(tmp_path, dry_run, "decode_dev\t0.01\n")
+    monkeypatch.setattr(sys, "argv", [*argv, "--pair", "ja-en", "--like", "fr-en", "en-fr"])
+    evr.main()
+    # mira's 4 s here + kb-mira at en-fr's 10 s x (4 / 8) = 9 s
+    assert capsys.readouterr().out.rstrip().endswith(f"metric: {9 / 3600 / 0.01:.3f}")
