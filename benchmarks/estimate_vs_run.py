@@ -161,18 +161,18 @@ def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[
     preference, e.g. Table 4's for Table 5), the first such pair's mean of the same method (cell, else
     feature sets), scaled by the rule's ratio between the pairs on the cells both measured (a pair that
     shares such a cell is preferred; without one, the median ratio over every tuning cell both
-    measured, system builds left out); else the
-    rule's mean over its methods, a poor guess where methods differ (an lb-mira step costs a twentieth of
-    an lb-mert step). A rule no job of which finished in any of the pairs (no ``benchmark:``) is left
+    measured, system builds left out); else the rule's mean over its methods, a poor guess where
+    methods differ (an lb-mira step costs a twentieth of an lb-mert step). A rule no job of which finished in any of the pairs (no ``benchmark:``) is left
     out. A group none of these can cost (its rule has no finished job in the pair, its method none in
     any like pair) is counted in ``planned`` and ``uncosted`` (its jobs) and named in
     ``uncosted_groups``: left out of the projection, never silently."""
     likes = likes or []
-    scales: list[dict[str, float]] = []
+
     def ratio(common: list[tuple[str, str]], like: dict) -> float:
         return (sum(sum(cpu[k]) / len(cpu[k]) for k in common)
                 / sum(sum(like[k]) / len(like[k]) for k in common))
 
+    scales: list[dict[str, tuple[float, bool]]] = []  # rule -> (this pair over the like pair, shares a cell)
     for like in likes:
         every_common = [key for key in cpu if like.get(key) and not key[0].startswith("train_")]
         # a rule the two pairs share no cell of (e.g. lb-mert's steps before this pair's first lattice
@@ -230,7 +230,7 @@ def main() -> None:
                          "lost machine's: their jobs count as finished, each rule projected at its mean per job")
     ap.add_argument("--like", metavar="PAIR", nargs="+", default=[],
                     help="other pairs run in the same directory, in order of preference (e.g. fr-en for Table 5, "
-                         "fr-en en-fr for Table 6): a method with no job finished in --pair takes the first such "
+                         "en-fr fr-en for Table 6): a method with no job finished in --pair takes the first such "
                          "pair's mean, scaled by the rule's ratio between the pairs")
     args = ap.parse_args()
     estimate = {}
