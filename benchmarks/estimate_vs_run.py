@@ -162,10 +162,10 @@ def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[
     feature sets), scaled by the rule's ratio between the pairs on the cells both measured (a pair that
     shares such a cell is preferred; without one, the median ratio over every tuning cell both
     measured, system builds left out); else the rule's mean over its methods, a poor guess where
-    methods differ (an lb-mira step costs a twentieth of an lb-mert step). A rule no job of which finished in any of the pairs (no ``benchmark:``) is left
-    out. A group none of these can cost (its rule has no finished job in the pair, its method none in
-    any like pair) is counted in ``planned`` and ``uncosted`` (its jobs) and named in
-    ``uncosted_groups``: left out of the projection, never silently."""
+    methods differ (an lb-mira step costs a twentieth of an lb-mert step). A rule no job of which
+    finished in any of the pairs (no ``benchmark:``) is left out. A group none of these can cost (its
+    rule has no finished job in the pair, its method none in any like pair) is counted in ``planned``
+    and named in ``uncosted``: left out of the projection, never silently."""
     likes = likes or []
 
     def ratio(common: list[tuple[str, str]], like: dict) -> float:
@@ -187,7 +187,7 @@ def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[
             scale[rule] = (ratio(common, like), True) if common else (overall, False)
         scales.append(scale)
     rows: dict[str, dict] = defaultdict(lambda: {"done": 0, "planned": 0, "measured": 0.0, "projected": 0.0,
-                                                 "guessed": False, "uncosted": 0, "uncosted_groups": []})
+                                                 "guessed": False, "uncosted": []})
     measured = {r for r, _ in cpu} | {r for like in likes for r, _ in like}
     for (rule, method), n in planned.items():
         if rule not in measured:  # writes no benchmark file: no cost to project from
@@ -200,13 +200,12 @@ def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[
         per_job = method_mean(cpu, rule, method)
         # the first like pair with the method, preferring one that shares a cell of this rule
         for like, scale in sorted(zip(likes, scales), key=lambda pair: not pair[1][rule][1]):
-            if per_job is None and method_mean(like, rule, method) is not None:
-                per_job = method_mean(like, rule, method) * scale[rule][0]
+            if per_job is None and (like_mean := method_mean(like, rule, method)) is not None:
+                per_job = like_mean * scale[rule][0]
         if per_job is None:
             every = [v for (r, _), values in cpu.items() if r == rule for v in values]
             if not every:
-                group["uncosted"] += n
-                group["uncosted_groups"].append(f"{rule} {method} ({n:,} jobs)")
+                group["uncosted"].append(f"{rule} {method} ({n:,} jobs)")
                 continue
             per_job = sum(every) / len(every)
         group["guessed"] |= not seen
@@ -281,7 +280,7 @@ def main() -> None:
         if e:
             total_p += r["projected"]
             total_e += e
-    uncosted = [name for r in rows.values() for name in r.get("uncosted_groups", [])]
+    uncosted = [name for r in rows.values() for name in r.get("uncosted", [])]
     more = " + ?" if uncosted else ""
     print(f"| **total** | | | **{total_p:.2f}**{more} | **{total_e:.2f}** | {total_p / total_e:.2f}{more} |")
     if uncosted:
