@@ -199,9 +199,11 @@ def projected_rows(cpu: dict[tuple[str, str], list[float]], planned: dict[tuple[
         group["measured"] += sum(seen) / 3600
         per_job = method_mean(cpu, rule, method)
         # the first like pair with the method, preferring one that shares a cell of this rule
-        for like, scale in sorted(zip(likes, scales), key=lambda pair: not pair[1][rule][1]):
-            if per_job is None and (like_mean := method_mean(like, rule, method)) is not None:
-                per_job = like_mean * scale[rule][0]
+        if per_job is None:
+            for like, scale in sorted(zip(likes, scales), key=lambda pair: not pair[1][rule][1]):
+                if (like_mean := method_mean(like, rule, method)) is not None:
+                    per_job = like_mean * scale[rule][0]
+                    break
         if per_job is None:
             every = [v for (r, _), values in cpu.items() if r == rule for v in values]
             if not every:
