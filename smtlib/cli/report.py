@@ -293,9 +293,9 @@ def cmd_pro_mert(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
-    done = publish(args.workdir, args.pair, args.out, args.tables, command=args.command or "",
+    done = publish(args.workdir, args.pair, args.out, args.tables, command=args.run_command or "",
                    tables_workdir=args.tables_workdir, tables_command=args.tables_command or "",
-                   feature_sets=args.feature_sets, figures=args.figures)
+                   feature_sets=args.feature_sets, figures=args.figures, side_settings=args.side_settings)
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"{done['earlier']} records from an earlier publish kept, "
@@ -411,7 +411,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--pair", required=True, help="language pair of the runs, e.g. fr-en")
     p.add_argument("--tables", nargs="*", default=[], help="table names whose files to copy, e.g. table4")
     p.add_argument("--out", required=True, help="output directory, e.g. docs/results/table4")
-    p.add_argument("--command", help="the snakemake command that produced the run (recorded)")
+    # dest: not args.command, the subcommand's name (error messages begin with it)
+    p.add_argument("--command", dest="run_command", help="the snakemake command that produced the run (recorded)")
     p.add_argument("--tables-workdir", help="a checkout at a later commit holding the same runs, where the "
                    "tables were computed: tables, figures and their costs from there (default: --workdir)")
     p.add_argument("--tables-command", help="the snakemake command of the table step (recorded)")
@@ -421,6 +422,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--figures", nargs="+", default=[], metavar="NAME",
                    help="the figures to copy (results/figures/NAME.*), e.g. figure1; default: the pair's "
                         "(its learning curves, results/figures/*PAIR*)")
+    p.add_argument("--side-settings", nargs="+", default=[], metavar="SETTING",
+                   help="settings of a side experiment in --tables-workdir that no table reads (e.g. shards=2): "
+                        "its runs are neither checked against the published runs nor counted in costs.tsv")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")

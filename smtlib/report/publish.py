@@ -27,7 +27,8 @@ before the tables' significance marks, findings and starting-point column existe
 its runs take sessions, its table step seconds. Every run summary there must be byte-identical to the
 runs directory's, or, for a run the runs directory lacks, be restored from its record published
 earlier (``smtlib report restore``, config ``restore_runs``) and reproduce it (else the tables are not
-of these runs: an error), and ``PROVENANCE.md`` names both commits.
+of these runs: an error), and ``PROVENANCE.md`` names both commits. A side experiment run there too, at
+settings no table reads (``side_settings``, e.g. online MIRA with ``shards=2``), is named and left out.
 
 Records already in ``runs/`` that this run directory did not write (an earlier publish from another
 one, e.g. a machine since lost: its ``costs.tsv`` and ``PROVENANCE.md`` are then kept apart) stay, and
@@ -47,6 +48,7 @@ import re
 import shutil
 import subprocess
 from collections import defaultdict
+from collections.abc import Sequence
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json
@@ -148,6 +150,21 @@ def benchmark_feature_set(relative: str) -> str | None:
     return m.group(1) if m else None
 
 
+def benchmark_setting(relative: str) -> str | None:
+    """The setting (``default``, ``PARAM=VALUE``, ...) of a run's job's benchmark file under
+    ``results/benchmarks``; None for the jobs no one run owns (systems, a feature set's first decode, tables)."""
+    parts = relative.split("/")
+    if parts[0] == "tune" and len(parts) > 5 and parts[3] != "first":
+        return parts[4]
+    return None
+
+
+def _first_job_of(relative: str, feature_sets: set[str]) -> bool:
+    """Whether a benchmark file is the first decode or a first dev sample of one of ``feature_sets``."""
+    parts = relative.split("/")
+    return parts[0] == "tune" and len(parts) > 4 and parts[3] == "first" and parts[2] in feature_sets
+
+
 def benchmark_files(workdir: str | os.PathLike, pair: str, tables: list[str] = ()) -> dict[str, pathlib.Path]:
     """The benchmark files of one pair's jobs and of the jobs that wrote its ``tables`` (``table4``: the
     table, its extended table and its paper comparison), by path relative to ``results/benchmarks``."""
@@ -160,7 +177,7 @@ def benchmark_files(workdir: str | os.PathLike, pair: str, tables: list[str] = (
 
 def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
                feature_sets: list[str] | None = None,
-               table_step: str | os.PathLike | None = None) -> list[dict]:
+               table_step: str | os.PathLike | None = None, side_settings: Sequence[str] = ()) -> list[dict]:
     """Per rule: jobs, CPU hours, wall hours and the largest peak RSS (MB) of one pair's jobs and of the
     jobs that wrote its ``tables`` (see ``benchmark_files``). With ``feature_sets``, only the jobs of
     those feature sets and the ones they share: a table's cost apart from a figure's runs in the same
@@ -170,12 +187,18 @@ def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
     files), where the table step ran. Its jobs are added, one by one: every benchmark file there that
     is not the runs directory's own (the same path with the same bytes) is a job the table step ran:
     the tables, the initial weights' test decodes, and each restored run's restore and test decodes,
-    also where the runs directory had decoded that run's tests itself."""
+    also where the runs directory had decoded that run's tests itself. Not the jobs of its runs at
+    ``side_settings`` (a side experiment there that no table reads, see ``same_runs``), nor the first
+    decode and dev samples of the feature sets that experiment tuned: a run restored from its record
+    needs neither, so in a table step they ran for the side experiment."""
     files = list(benchmark_files(workdir, pair, tables).items())
     if table_step is not None:
         own = dict(files)
+        side_sets = {r.parts[-4] for r in run_dirs(table_step, pair) if r.parts[-2] in side_settings}
         files += [(relative, path) for relative, path in benchmark_files(table_step, pair, tables).items()
-                  if relative not in own or own[relative].read_bytes() != path.read_bytes()]
+                  if (relative not in own or own[relative].read_bytes() != path.read_bytes())
+                  and benchmark_setting(relative) not in side_settings
+                  and not _first_job_of(relative, side_sets)]
     totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
                                                    "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
     for relative, path in files:
@@ -253,19 +276,31 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
     return git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no") == ""
 
 
+def check_side_settings(side_settings: Sequence[str]) -> None:
+    """Side settings name runs no table reads: never a table's own (``default``, ``default@METRIC``)."""
+    from smtlib.workflow.runs import DEFAULT, setting_parts
+
+    for setting in side_settings:
+        if setting_parts(setting)[0] == DEFAULT:
+            raise InputError(f"side setting {setting!r}: the tables read the runs at {DEFAULT!r}; a side setting "
+                             "names a side experiment's runs (e.g. shards=2), which no table reads")
+
+
 def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
-              records: pathlib.Path | None = None, feature_sets: list[str] | None = None) -> tuple[int, int]:
+              records: pathlib.Path | None = None, feature_sets: list[str] | None = None,
+              side_settings: Sequence[str] = ()) -> tuple[int, int]:
     """How many run summaries ``tables_workdir`` has: ``(identical, restored)``. A run there must have a
     summary byte-identical to ``workdir``'s, or, where ``workdir`` lacks the run, be restored from its
     record in ``records`` (an earlier publish: ``smtlib report restore``) and reproduce that record
     (:func:`smtlib.report.restore.check_restored`); anything else is an error (the tables are not
-    computed from the published runs)."""
+    computed from the published runs). Runs at ``side_settings`` (a side experiment in the same
+    directory, at settings no table reads: ``check_side_settings``) are left out."""
     from smtlib.report.restore import check_restored, read_record
 
     identical = restored = 0
     for run_dir in run_dirs(tables_workdir, pair, feature_sets):
         summary = run_dir / "summary.json"
-        if not summary.is_file():
+        if not summary.is_file() or run_dir.parts[-2] in side_settings:
             continue
         name = run_dir.relative_to(tables_workdir / "results" / "tune" / pair)
         theirs = workdir / "results" / "tune" / pair / name / "summary.json"
@@ -277,7 +312,13 @@ def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
                 raise InputError(f"run {name.as_posix()}: {e.message}", tables_workdir) from None
             restored += 1
             continue
-        if not theirs.is_file() or theirs.read_bytes() != summary.read_bytes():
+        if not theirs.is_file():
+            hint = "" if name.parts[-2] == "default" else \
+                f" (a side experiment that no table reads? --side-settings {name.parts[-2]} leaves it out)"
+            records_too = "" if records is None else f", nor is it recorded in {records}"
+            raise InputError(f"run {name.as_posix()}: the runs directory does not have it{records_too}: the tables "
+                             f"are not computed from the published runs{hint}", tables_workdir)
+        if theirs.read_bytes() != summary.read_bytes():
             raise InputError(f"run {name.as_posix()}: its summary differs from the runs directory's "
                              f"({theirs}): the tables are not computed from these runs", tables_workdir)
         identical += 1
@@ -293,13 +334,15 @@ def record_names(records: pathlib.Path) -> list[str]:
 
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
             command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "",
-            feature_sets: list[str] | None = None, figures: list[str] = ()) -> dict:
+            feature_sets: list[str] | None = None, figures: list[str] = (), side_settings: Sequence[str] = ()) -> dict:
     """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring);
     the tables, figures and their jobs' costs from ``tables_workdir`` if given (default ``workdir``).
     ``feature_sets``: only the runs and costs of these feature sets (default: all of the pair's), so
     that a table's directory holds neither the runs nor the costs of a figure run beside it.
     ``figures``: the figures to copy (``results/figures/<name>.*``, e.g. ``figure1``, whose name has no
     pair); default: the pair's (``*<pair>*``, its learning curves).
+    ``side_settings``: settings of a side experiment in ``tables_workdir`` (e.g. ``shards=2``) that no
+    table reads: its runs are neither checked against the published ones nor counted in the costs.
 
     Returns counts: ``finished`` and ``unfinished`` runs; the ``tables`` and ``figures`` copied.
     """
@@ -310,9 +353,14 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             raise InputError("no results/ directory: not a workflow directory", directory)
     commit, clean = checkout_state(workdir)
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
+    check_side_settings(side_settings)
+    if side_settings and tables_workdir is None:
+        raise InputError("--side-settings names runs of the table step's directory: it needs --tables-workdir")
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
-        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs", feature_sets)
+        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs", feature_sets, side_settings)
+        side_runs = [r.relative_to(source / "results" / "tune" / pair).as_posix()
+                     for r in run_dirs(source, pair, feature_sets) if r.parts[-2] in side_settings]
     finished, unfinished = [], []
     for run_dir in run_dirs(workdir, pair, feature_sets):
         record = run_record(run_dir)
@@ -325,7 +373,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
     earlier = sorted(set(record_names(out / "runs")) - set(finished))
-    costs = rule_costs(workdir, pair, tables, feature_sets, table_step=tables_workdir)
+    costs = rule_costs(workdir, pair, tables, feature_sets, table_step=tables_workdir, side_settings=side_settings)
     with atomic_output(out / "costs.tsv") as fh:
         fh.write(format_costs(costs))
     copied = []
@@ -375,6 +423,10 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                      "the runs themselves by the commit above.\n")
             if tables_command:
                 fh.write(f"- Table step command: `{tables_command}`\n")
+            if side_runs:
+                fh.write(f"- The table step's directory also holds {len(side_runs)} runs of a side experiment at "
+                         f"settings no table reads ({', '.join(side_settings)}): not checked against these runs, "
+                         "not published here, and their jobs are not in `costs.tsv`.\n")
         fh.write("- `costs.tsv`: per rule, the CPU and wall hours and the largest peak memory of the jobs that "
                  "ran (Snakemake's benchmark files). Snakemake samples CPU time (every second for 30 s, then "
                  "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "

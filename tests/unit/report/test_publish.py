@@ -253,6 +253,42 @@ def test_tables_of_other_runs_are_refused(workdir, tables_workdir, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
+def test_a_side_experiment_in_the_table_steps_directory(workdir, tables_workdir, tmp_path):
+    """Runs at a setting no table reads (a diagnostic run beside the table step, e.g. online MIRA with 2
+    shards) are refused with the option that leaves them out; left out, they are neither checked nor
+    costed, and the provenance names them."""
+    base, _ = tables_workdir
+    _run(base, "mira", 2, finished=True, setting="shards=2")
+    _bench(base / "results/benchmarks/tune/fr-en/medium/mira/shards=2/s0/it1/mira.shard0.tsv", 50, 400, 45)
+    _bench(base / "results/benchmarks/tune/fr-en/medium/mira/shards=2/s0/it2/decode.tsv", 9, 450, 8)
+    _bench(base / "results/benchmarks/tune/fr-en/medium/first/decode.tsv", 11, 400, 10)  # decoded again for it
+    out = tmp_path / "docs" / "table4"
+    with pytest.raises(InputError, match=r"mira/shards=2/s0: the runs directory does not have it.*"
+                                         r"--side-settings shards=2 leaves it out"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
+    assert not out.exists()
+    publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, side_settings=["shards=2"])
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert "(1 runs there, every summary byte-identical" in provenance
+    assert "also holds 1 runs of a side experiment at settings no table reads (shards=2)" in provenance
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert "mira_shard" not in costs and costs["decode_dev"][1] == "2" and costs["decode_first"][1] == "1"
+    assert not (out / "runs/medium/mira").exists()
+    with pytest.raises(InputError, match="the tables read the runs at 'default'"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, side_settings=["default@chrf"])
+    with pytest.raises(InputError, match="needs --tables-workdir"):
+        publish(workdir, "fr-en", out, ["table4"], side_settings=["shards=2"])
+
+
+def test_the_cli_names_itself_in_errors_not_the_recorded_command(workdir, tmp_path, capsys):
+    from smtlib.cli import main
+
+    status = main(["report", "publish", "--workdir", str(workdir), "--pair", "fr-en", "--out", str(tmp_path / "o"),
+                   "--command", "snakemake --cores 2 -- results/table4.tsv", "--side-settings", "default"])
+    assert status == 2
+    assert capsys.readouterr().err.startswith("smtlib report: error: side setting 'default'")
+
+
 def test_tables_over_runs_restored_from_an_earlier_publish(workdir, tables_workdir, tmp_path):
     """A run the runs directory lacks (published earlier from a machine since lost) is accepted in the
     table step when it was restored from its record and reproduces it; the provenance says so, and
