@@ -277,12 +277,11 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
 
 
 def check_side_settings(side_settings: Sequence[str]) -> None:
-    """Side settings name runs no table reads: never a table's own (``default``, ``default@METRIC``)."""
-    from smtlib.workflow.runs import DEFAULT, setting_parts
-
+    """Side settings name runs no table reads: never a table's own (``default``, ``default@METRIC``: the
+    workflow's run settings, smtlib.workflow.runs, which nothing in smtlib imports)."""
     for setting in side_settings:
-        if setting_parts(setting)[0] == DEFAULT:
-            raise InputError(f"side setting {setting!r}: the tables read the runs at {DEFAULT!r}; a side setting "
+        if setting.partition("@")[0] == "default":
+            raise InputError(f"side setting {setting!r}: the tables read the runs at 'default'; a side setting "
                              "names a side experiment's runs (e.g. shards=2), which no table reads")
 
 
