@@ -312,7 +312,7 @@ def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
             restored += 1
             continue
         if not theirs.is_file():
-            hint = "" if name.parts[-2] == "default" else \
+            hint = "" if name.parts[-2].partition("@")[0] == "default" else \
                 f" (a side experiment that no table reads? --side-settings {name.parts[-2]} leaves it out)"
             records_too = "" if records is None else f", nor is it recorded in {records}"
             raise InputError(f"run {name.as_posix()}: the runs directory does not have it{records_too}: the tables "
