@@ -276,11 +276,16 @@ def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
     return git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no") == ""
 
 
+def _table_setting(setting: str) -> bool:
+    """Whether the tables read runs at this setting: ``default``, or ``default@METRIC`` under another tuning
+    metric (the workflow's run settings, smtlib.workflow.runs, which nothing in smtlib imports)."""
+    return setting.partition("@")[0] == "default"
+
+
 def check_side_settings(side_settings: Sequence[str]) -> None:
-    """Side settings name runs no table reads: never a table's own (``default``, ``default@METRIC``: the
-    workflow's run settings, smtlib.workflow.runs, which nothing in smtlib imports)."""
+    """Side settings name runs no table reads: never a table's own (``_table_setting``)."""
     for setting in side_settings:
-        if setting.partition("@")[0] == "default":
+        if _table_setting(setting):
             raise InputError(f"side setting {setting!r}: the tables read the runs at 'default'; a side setting "
                              "names a side experiment's runs (e.g. shards=2), which no table reads")
 
@@ -312,7 +317,7 @@ def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
             restored += 1
             continue
         if not theirs.is_file():
-            hint = "" if name.parts[-2].partition("@")[0] == "default" else \
+            hint = "" if _table_setting(name.parts[-2]) else \
                 f" (a side experiment that no table reads? --side-settings {name.parts[-2]} leaves it out)"
             records_too = "" if records is None else f", nor is it recorded in {records}"
             raise InputError(f"run {name.as_posix()}: the runs directory does not have it{records_too}: the tables "
