@@ -1,7 +1,9 @@
 """Word alignment: eflomal in both directions, then symmetrization (Koehn et al. 2003, §4.4).
 
-Directional alignments come from eflomal (Östling & Tiedemann 2016; the PyPI package's binary),
-which aligns Multi30k's 29k pairs in about 12 s here, as fast as in Moses's pipeline.
+Directional alignments come from eflomal (Östling & Tiedemann 2016), compiled here from its source
+release for IEEE float semantics on the architecture's baseline instruction set instead of the
+package's ``-Ofast -march=native`` build, so that the links do not depend on the CPU
+(:mod:`smtlib.system.eflomal_build`).
 
 Reproducibility: eflomal has no seed option; it seeds each run from 8 bytes of ``/dev/urandom``
 and, when its samplers run in parallel OpenMP threads, hands out the per-sampler random states in
@@ -187,7 +189,7 @@ def run_eflomal(
     n_samplers: int = 3,
     rel_iterations: float = 1.0,
     null_prior: float = 0.2,
-) -> tuple[list[str], list[str], bool]:
+) -> tuple[list[str], list[str], bool, dict]:
     """Align a tokenized corpus in both directions with eflomal (model 3: IBM1, HMM, fertility).
 
     Parameters
@@ -201,14 +203,18 @@ def run_eflomal(
 
     Returns
     -------
-    forward, reverse, deterministic
-        Moses ``i-j`` lines (source index first in both) and whether the run was seeded.
+    forward, reverse, deterministic, aligner
+        Moses ``i-j`` lines (source index first in both), whether the run was seeded, and the
+        binary's description (:meth:`~smtlib.system.eflomal_build.AlignerBinary.describe`).
     """
     import eflomal
 
+    from smtlib.system.eflomal_build import eflomal_binary
+
     if len(src_lines) != len(tgt_lines):
         raise InputError(f"source has {len(src_lines)} lines, target {len(tgt_lines)}")
-    binary = pathlib.Path(eflomal.__file__).parent / "bin" / "eflomal"
+    aligner = eflomal_binary()
+    binary = aligner.path
     shim = _shim_library()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "SMTLIB_EFLOMAL_SEED": str(int(seed) % 2**64)}
     if shim is not None:
@@ -216,9 +222,8 @@ def run_eflomal(
     i1, i2, i3 = eflomal_iterations(len(src_lines), rel_iterations)
     with tempfile.TemporaryDirectory(prefix="smtlib-align-") as tmp:
         s_bin, t_bin = os.path.join(tmp, "src.bin"), os.path.join(tmp, "tgt.bin")
-        aligner = eflomal.Aligner()
         with open(s_bin, "wb") as sf, open(t_bin, "wb") as tf:
-            aligner.prepare_files((x + "\n" for x in src_lines), sf, (x + "\n" for x in tgt_lines), tf, None, None)
+            eflomal.Aligner().prepare_files((x + "\n" for x in src_lines), sf, (x + "\n" for x in tgt_lines), tf, None, None)
         base = [str(binary), "-m", "3", "-n", str(n_samplers), "-N", str(null_prior)]
         base += ["-1", str(i1), "-2", str(i2), "-3", str(i3), "-s", s_bin, "-t", t_bin, "-q"]
         outs = {"-f": os.path.join(tmp, "fwd"), "-r": os.path.join(tmp, "rev")}
@@ -234,7 +239,7 @@ def run_eflomal(
                 raise RuntimeError(f"eflomal failed ({code}): {err.decode(errors='replace')[-500:]}")
         fwd = pathlib.Path(outs["-f"]).read_text().splitlines()
         rev = pathlib.Path(outs["-r"]).read_text().splitlines()
-    return fwd, rev, shim is not None
+    return fwd, rev, shim is not None, aligner.describe()
 
 
 _NEIGHBOURS = np.array([[-1, 0], [0, -1], [1, 0], [0, 1], [-1, -1], [-1, 1], [1, -1], [1, 1]], dtype=np.int64)

@@ -230,7 +230,7 @@ def stage_align(
     ``aligned`` (heuristic name -> file)."""
     src, tgt = _load_corpus(corpus_src, corpus_tgt)
     targets = {align_mod.canonical_symmetrization(name): path for name, path in aligned.items()}
-    fwd, rev, deterministic = align_mod.run_eflomal(src, tgt, seed=seed, threads=threads)
+    fwd, rev, deterministic, aligner = align_mod.run_eflomal(src, tgt, seed=seed, threads=threads)
     write_lines(forward, fwd)
     write_lines(reverse, rev)
     src_len, tgt_len = align_mod.sentence_lengths(src), align_mod.sentence_lengths(tgt)
@@ -241,7 +241,7 @@ def stage_align(
         sym = align_mod.symmetrize(f_links, r_links, src_len, tgt_len, name)
         write_lines(path, sym.to_lines())
         links[name] = int(len(sym.src))
-    info = {"aligner": "eflomal model 3", "seed": seed, "deterministic": deterministic, "links": links,
+    info = {"aligner": "eflomal model 3", "eflomal": aligner, "seed": seed, "deterministic": deterministic, "links": links,
             "links_forward": int(len(f_links.src)), "links_reverse": int(len(r_links.src))}
     _write_json(pathlib.Path(align_info), info)
     return info
