@@ -29,7 +29,9 @@ Clark et al. 2011, :mod:`smtlib.report.significance`), marks the cells (``<set> 
 gives p, s_sel and s_opt in the companion and writes every test to ``--tests`` (JSON).
 ``paper`` sets the table next to the paper's: for each pair of methods the paper orders in a column,
 whether ours orders them alike and, with ``--tests``, whether our difference is significant;
-``--findings`` evaluates the headline claims of the paper's §5 (:mod:`smtlib.report.claims`).
+``--findings`` decides the paper's §5 findings (:mod:`smtlib.report.claims`): run-level paired tests over
+the dev sub-samples, Holm-corrected over the file, three-way verdicts (holds / does not hold /
+inconclusive), the sentence-level p of the tests beside them.
 ``metric-matrix`` is the tune-on-X / evaluate-on-Y matrix of a sweep over tuning metrics
 (:mod:`smtlib.report.matrix`). ``figure1`` draws tune and test BLEU against each method's regularization setting (Figure 1).
 ``replay`` sets the methods' BLEU on Moses's recorded n-best lists next to the best BLEU Moses's MERT
@@ -403,7 +405,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True,
                    help="TSV: each pair of methods the paper orders in a column, our order and our test")
     p.add_argument("--tests", help="the table's tests (JSON of `smtlib report table --tests`)")
-    p.add_argument("--findings", help="Markdown: the paper's headline claims (§5) evaluated (needs --tests)")
+    p.add_argument("--findings", help="Markdown: the paper's §5 findings decided by run-level tests (needs --tests)")
     p.set_defaults(_action=cmd_paper)
 
     p = sub.add_parser("publish", help="a workflow run's finished runs, tables, costs and commit, for the repository")

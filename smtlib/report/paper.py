@@ -13,8 +13,9 @@ What else carries over is the order of the methods within a column: :func:`order
 pair of methods the paper's column orders (the one with the higher Test "ahead") and says whether
 our table orders them alike and, from the table's tests (:func:`read_tests`, written by
 ``smtlib report table --tests``: the stratified approximate randomization test over the runs,
-:mod:`smtlib.report.significance`), whether our difference is significant. The paper's headline
-claims are evaluated by :mod:`smtlib.report.claims`.
+:mod:`smtlib.report.significance`), whether our difference is significant. The paper's §5 findings
+are decided by :mod:`smtlib.report.claims`, with run-level tests over the runs that
+:func:`read_tests` pairs by dev sub-sample.
 """
 
 from __future__ import annotations
@@ -94,13 +95,21 @@ def read_our_table(path: str | os.PathLike) -> dict[tuple[str, str], Cell]:
 @dataclass(frozen=True)
 class CellTest:
     """One cell of a tested table (:func:`read_tests`): its Test and SD, the runs' Test (in
-    sub-sample order), whether it is its column's best, and its p against the best."""
+    sub-sample order), whether it is its column's best, its p against the best, and the dev
+    sub-sample of each run (``samples[i]`` is the run of ``run_tests[i]``: runs of two cells tuned on
+    the same sub-sample are paired, :mod:`smtlib.report.claims`)."""
 
     test: float
     sd: float | None
     run_tests: tuple[float, ...]
     best: bool
     p_vs_best: float | None
+    samples: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.samples) != len(self.run_tests) or len(set(self.samples)) != len(self.samples):
+            raise ValueError(f"{len(self.run_tests)} runs with sub-samples {list(self.samples)} (one distinct "
+                             "sub-sample per run)")
 
     @property
     def runs(self) -> int:
@@ -129,7 +138,8 @@ def read_tests(path: str | os.PathLike) -> TableTests:
         cells = {
             (paper_name(c["method"]), c["feature_set"]): CellTest(
                 float(c["test"]), None if c["sd"] is None else float(c["sd"]), tuple(map(float, c["run_tests"])),
-                c["best"] == c["method"], None if c["p_vs_best"] is None else float(c["p_vs_best"]))
+                c["best"] == c["method"], None if c["p_vs_best"] is None else float(c["p_vs_best"]),
+                tuple(str(s) for s in c["samples"]))
             for c in data["cells"]
         }
         pairs = {}
