@@ -503,7 +503,8 @@ def _difference(ctx: _Context, column: str, a: tuple[str, str], b: tuple[str, st
         return _few(column, label, len(samples), paper, paper_verdict, ar_p)
     test = paired_t([x - y for x, y in zip(ra, rb)], lo, hi, ctx.alpha)
     ours = f"{statistics.fmean(ra):.2f} vs {statistics.fmean(rb):.2f}: {_ci(test)}"
-    key = ("difference", a, b, lo, hi)
+    # an equivalence is symmetric: A against B and B against A are one test
+    key = ("difference", *(sorted((a, b)) if hi is not None and hi == -lo else (a, b)), lo, hi)
     return Comparison(column, label, ours, test, ar_p, len(samples), paper, paper_verdict, key)
 
 
