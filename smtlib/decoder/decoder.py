@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from smtlib._dot import dot, matvec
 from smtlib.decoder.cube import cube_search_nb
 from smtlib.decoder.model import PhraseModel, Weights, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
@@ -256,7 +257,7 @@ class Decoder:
         flat = np.concatenate(all_entries)
         static = m.entry_static(self.weights, flat, self.sparse_w)
         offs, words = m.entry_tgt.take(flat)
-        est = static + self._phrase_lm_flat(words, offs) @ self.w_lm
+        est = static + matvec(self._phrase_lm_flat(words, offs), self.w_lm)
         pos = 0
         limit = self.config.table_limit
         for s, ents in zip(todo, all_entries, strict=True):
@@ -304,7 +305,7 @@ class Decoder:
             ptg = np.array([m.add_word(tokens[i]) for i in unk], dtype=np.int64)
             lm_est = self._phrase_lm_flat(ptg, np.arange(len(unk) + 1, dtype=np.int64))
             for col, a in zip(cols, (np.array(unk), np.array(unk) + 1, np.full(len(unk), -1), np.full(len(unk), -wp),
-                                     np.full(len(unk), -wp) + lm_est @ self.w_lm, np.ones(len(unk), dtype=np.int64),
+                                     np.full(len(unk), -wp) + matvec(lm_est, self.w_lm), np.ones(len(unk), dtype=np.int64),
                                      ptg), strict=True):
                 col.append(a)
         return cols
@@ -414,10 +415,10 @@ class Decoder:
         sparse_sc = np.zeros(len(sel))
         if len(self.sparse_w):
             uniq, inv = np.unique(ent, return_inverse=True)
-            per = np.array([float(self.sparse_w[m.entry_sparse[e][0]] @ m.entry_sparse[e][1]) if e >= 0 else 0.0
+            per = np.array([dot(self.sparse_w[m.entry_sparse[e][0]], m.entry_sparse[e][1]) if e >= 0 else 0.0
                             for e in uniq])
             sparse_sc = per[inv]
-        recomputed = dense @ self.weights.dense + sparse_sc
+        recomputed = matvec(dense, self.weights.dense) + sparse_sc
         if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):
             bad = int(np.argmax(np.abs(recomputed - deltas)))
             raise RuntimeError(f"sentence {sent_id}: edge score {deltas[bad]} != w.h {recomputed[bad]}")
@@ -483,7 +484,7 @@ class Decoder:
                 sparse_texts = [(name, DECODED.value(v)) for name, v in sorted(h_sparse.items()) if v != 0.0]
                 h_sparse = {name: float(text) for name, text in sparse_texts}
             terms = [self.weights.sparse.get(nm, 0.0) * v for nm, v in h_sparse.items()]
-            total = float(h_dense @ self.weights.dense) + sum(terms)
+            total = dot(h_dense, self.weights.dense) + sum(terms)
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
@@ -502,7 +503,7 @@ class Decoder:
         """
         if math.isclose(total, score, rel_tol=1e-4, abs_tol=1e-3):
             return True
-        magnitude = float(np.abs(h_dense) @ np.abs(self.weights.dense)) + sum(abs(t) for t in sparse_terms)
+        magnitude = dot(np.abs(h_dense), np.abs(self.weights.dense)) + sum(abs(t) for t in sparse_terms)
         return math.isclose(total, score, rel_tol=1e-4, abs_tol=1e-3 + 1e-5 * magnitude)
 
     def _lattice(self, edges: _LiveEdges, paths: np.ndarray, sent_id: int) -> Lattice:
@@ -553,7 +554,7 @@ class Decoder:
         for lm, col in zip(self.model.lms, lay.lm_cols, strict=True):
             dense[col] = lm.score_sentence([])
         h, texts = _round(dense)
-        total = float(h @ self.weights.dense)
+        total = dot(h, self.weights.dense)
         lat = None
         if lattice:
             lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))

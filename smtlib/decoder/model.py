@@ -39,6 +39,7 @@ import re
 import numba
 import numpy as np
 
+from smtlib._dot import dot, matvec
 from smtlib.decoder.lm import NGramLM, lm_score_word
 from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows
 from smtlib.errors import InputError
@@ -297,7 +298,7 @@ class PhraseModel:
         """
         lay = self.layout
         wtm = np.concatenate([weights.dense[c : c + 4] for c in lay.tm_cols])
-        out = self.entry_tm[entries] @ wtm
+        out = matvec(self.entry_tm[entries], wtm)
         out -= weights.dense[lay.wp_col] * self.entry_tgt.lengths(entries).astype(np.float64)
         if weights.sparse and self.sparse_names:
             sw = weights.sparse_vector(self.sparse_names) if sparse_w is None else sparse_w
@@ -305,7 +306,7 @@ class PhraseModel:
             has = np.flatnonzero(sparse.offsets[entries + 1] > sparse.offsets[entries])
             for i in has.tolist():
                 ids, vals = sparse[entries[i]]
-                out[i] += float(sw[ids] @ vals)
+                out[i] += dot(sw[ids], vals)
         return out
 
 

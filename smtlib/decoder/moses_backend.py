@@ -52,6 +52,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
+from smtlib._dot import dot
 from smtlib.decoder.decoder import DecoderConfig
 from smtlib.decoder.driver import DecodeStats
 from smtlib.decoder.model import prepare_tokens
@@ -201,7 +202,7 @@ def read_moses_nbest(path: str | os.PathLike, fmap: FeatureMap, weights: Mapping
                 if current is not None:
                     yield current, finish()
                 current, block = sent, []
-            total = float(dense @ w_dense) + sum(weights.get(n, 0.0) * v for n, v in sparse.items())
+            total = dot(dense, w_dense) + sum(weights.get(n, 0.0) * v for n, v in sparse.items())
             block.append((" ".join(fields[1].split()), dense, dict(sorted(sparse.items())), total))
     if current is not None:
         yield current, finish()

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from smtlib._dot import matvec
 from smtlib.bleu.stats import BleuSettings, compute_stats
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, decode_utf8, read_bytes
@@ -106,7 +107,7 @@ class KBestPool:
         """(N,) w·h for a weight vector aligned with :attr:`feature_names`."""
         weights = np.asarray(weights, dtype=np.float64)
         d = self.dense.shape[1]
-        scores = self.dense @ weights[:d]
+        scores = matvec(self.dense, weights[:d])
         if self.sparse.shape[1]:
             scores = scores + self.sparse @ weights[d:]
         return scores

@@ -84,6 +84,7 @@ import numpy as np
 from smtlib.errors import InputError
 from smtlib.io import open_text
 from smtlib.values import parse_number
+from smtlib._dot import matvec
 
 FORMAT = "#smtlib-lattice/1"
 
@@ -167,9 +168,9 @@ class Lattice:
     def edge_scores(self, weights: Mapping[str, float] | np.ndarray) -> np.ndarray:
         """``w . h_e`` of every edge; ``weights`` is a name->value map or a dense vector."""
         if isinstance(weights, np.ndarray):
-            return self.dense @ weights
+            return matvec(self.dense, weights)
         w = np.array([weights.get(n, 0.0) for n in self.feature_names], dtype=np.float64)
-        out = self.dense @ w
+        out = matvec(self.dense, w)
         for e, sp in enumerate(self.sparse):
             for name, v in sp.items():
                 out[e] += weights.get(name, 0.0) * v

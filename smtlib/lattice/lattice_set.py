@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from smtlib.lattice.format import Lattice
 from smtlib.lattice.paths import density_prune_edges, subgraph
 from smtlib.errors import InputError
+from smtlib._dot import matvec
 
 
 def _malloc_trim():
@@ -114,7 +115,7 @@ class LatticeSet:
         """(E,) ``w . h_e`` for ``weights`` aligned with :attr:`all_feature_names`."""
         weights = np.asarray(weights, dtype=np.float64)
         d = self.dense.shape[1]
-        out = self.dense @ weights[:d]
+        out = matvec(self.dense, weights[:d])
         if self.sparse.shape[1]:
             out = out + self.sparse @ weights[d:]
         return out

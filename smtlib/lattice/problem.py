@@ -26,6 +26,7 @@ from smtlib.kbest.pool import read_pool
 from smtlib.lattice.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
 from smtlib.lattice.reader import read_lattice_set
 from smtlib.lattice.stats import LatticeReferences, fill_whole_path_stats, prepare_references
+from smtlib._dot import dot, matvec
 
 _DENSE = re.compile(r"^(?P<group>.+)_(?P<k>\d+)$")
 
@@ -43,7 +44,7 @@ def _density_pruning(lengths: np.ndarray, prune_weights: dict[str, float] | None
 
     def transform(sid: int, part: tuple, builder: LatticeSetBuilder) -> tuple:
         dense_w = np.array([weights.get(name, 0.0) for name in builder.feature_names])
-        deltas = part[3] @ dense_w
+        deltas = matvec(part[3], dense_w)
         rows, cols, vals = part[4]
         if len(rows):
             sw = np.array([weights.get(builder.sparse_names[c], 0.0) for c in cols.tolist()])
@@ -171,7 +172,7 @@ def _path_lines_chunk(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], w
         h = np.concatenate([dense[p], sp_sum])
         sparse = {ls.sparse_names[j]: float(h[d + j]) for j in np.flatnonzero(h[d:]).tolist()}
         hyp = " ".join(tokens[word_bounds[p] : word_bounds[p + 1]])
-        out.append((s, format_line(s, hyp, groups, h[:d], sparse.items(), float(h @ weights), DECODED)))
+        out.append((s, format_line(s, hyp, groups, h[:d], sparse.items(), dot(h, weights), DECODED)))
     return out
 
 

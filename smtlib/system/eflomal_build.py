@@ -148,18 +148,24 @@ def fetch_sdist(version: str) -> bytes:
     return data
 
 
-def _compile(sdist: bytes, out: pathlib.Path, work: pathlib.Path) -> None:
-    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if compiler is None:
-        raise AlignerBuildError("no C compiler (cc or gcc) to build eflomal")
+def extract_source(sdist: bytes, into: pathlib.Path) -> pathlib.Path:
+    """The C sources of an eflomal sdist written into ``into``; returns the path of ``eflomal.c``."""
     with tarfile.open(fileobj=io.BytesIO(sdist), mode="r:gz") as archive:
         members = [m for m in archive.getmembers()
                    if m.isfile() and "/src/" in m.name and m.name.endswith((".c", ".h"))]
         for member in members:
-            (work / pathlib.Path(member.name).name).write_bytes(archive.extractfile(member).read())
-    if not (work / "eflomal.c").is_file():
+            (into / pathlib.Path(member.name).name).write_bytes(archive.extractfile(member).read())
+    if not (into / "eflomal.c").is_file():
         raise AlignerBuildError("the eflomal source distribution has no src/eflomal.c")
-    command = [compiler, *PORTABLE_CFLAGS, "-o", str(out), str(work / "eflomal.c"), "-lm"]
+    return into / "eflomal.c"
+
+
+def compile_eflomal(source: pathlib.Path, out: pathlib.Path, flags: tuple[str, ...] = PORTABLE_CFLAGS) -> None:
+    """Compile ``eflomal.c`` (its other files beside it) into the executable ``out`` with ``flags``."""
+    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if compiler is None:
+        raise AlignerBuildError("no C compiler (cc or gcc) to build eflomal")
+    command = [compiler, *flags, "-o", str(out), str(source), "-lm"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise AlignerBuildError(f"building eflomal failed: {' '.join(command)}\n{done.stderr[-2000:]}")
@@ -191,6 +197,6 @@ def eflomal_binary() -> AlignerBinary:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             built = pathlib.Path(tmp) / "eflomal"
-            _compile(sdist, built, pathlib.Path(tmp))
+            compile_eflomal(extract_source(sdist, pathlib.Path(tmp)), built)
             os.replace(built, target)
     return AlignerBinary(target, "portable", version, _file_sha256(target))

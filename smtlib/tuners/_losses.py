@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from smtlib._dot import matvec, rmatvec
 from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.variants import get_variant
 from smtlib.kbest.pool import KBestPool
@@ -64,7 +65,7 @@ class Features:
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """(N,) model scores ``h(e) · w``."""
-        out = self.dense @ w[: self.n_dense]
+        out = matvec(self.dense, w[: self.n_dense])
         if self.n_sparse:
             out = out + self.sparse @ w[self.n_dense :]
         return out
@@ -72,7 +73,7 @@ class Features:
     def rmatvec(self, u: np.ndarray) -> np.ndarray:
         """(D+F,) ``sum_e u(e) h(e)``, i.e. ``X^T u``."""
         out = np.empty(self.dim)
-        out[: self.n_dense] = self.dense.T @ u
+        out[: self.n_dense] = rmatvec(self.dense, u)
         if self.n_sparse:
             out[self.n_dense :] = self.sparse.T @ u
         return out
@@ -84,14 +85,14 @@ class Features:
         out = np.zeros(self.dim)
         if len(rows) == 0:
             return out
-        out[: self.n_dense] = coef @ self.dense[rows]
+        out[: self.n_dense] = rmatvec(self.dense[rows], coef)
         if self.n_sparse:
             out[self.n_dense :] = self.sparse[rows].T @ coef
         return out
 
     def sq_norms(self) -> np.ndarray:
         """(N,) squared Euclidean norm of every row."""
-        out = np.einsum("ij,ij->i", self.dense, self.dense)
+        out = matvec(self.dense * self.dense, np.ones(self.n_dense))
         if self.n_sparse:
             out = out + np.asarray(self.sparse.multiply(self.sparse).sum(axis=1)).ravel()
         return out

@@ -45,9 +45,11 @@ its current margin, so the selections are exactly those of a full pass (checked 
 
 from __future__ import annotations
 
+import math
 import numba
 import numpy as np
 
+from smtlib._dot import dot
 from smtlib.bleu.corpus import bleu_from_stats, corpus_bleu_from_stats
 from smtlib.bleu.stats import NGRAM_ORDER
 from smtlib.bleu.variants import get_variant
@@ -257,16 +259,16 @@ class CorpusMira(KBestTuner):
         for t in range(1, int(p["epochs"]) + 1):
             delta_b = delta(hope, fear)
             delta_h = (feats.row_sum(fear) - feats.row_sum(hope)) / m
-            norm = float(delta_h @ delta_h)
+            norm = dot(delta_h, delta_h)
             if norm > 0.0:
-                eta = min(c_max, max(0.0, (delta_b + float(w @ delta_h)) / norm))
+                eta = min(c_max, max(0.0, (delta_b + dot(w, delta_h)) / norm))
                 if eta > 0.0:
                     w = w - eta * delta_h
                     path["w"] += eta * np.sqrt(norm)
                     updates += 1
             w_sum += w
             new_avg = w_sum / (t + 1)
-            path["avg"] += float(np.linalg.norm(new_avg - w_avg))
+            path["avg"] += math.sqrt(dot(new_avg - w_avg, new_avg - w_avg))
             w_avg = new_avg
             hope, fear, avg_score = scan(w, w_avg, False)
             if avg_score > best_score:

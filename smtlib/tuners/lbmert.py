@@ -56,11 +56,13 @@ Dense features only, as MERT (n/a on Big in Tables 4-6).
 
 from __future__ import annotations
 
+import math
 import concurrent.futures
 
 import numba
 import numpy as np
 
+from smtlib._dot import dot, matvec
 from smtlib.errors import InputError
 from smtlib.lattice.envelope import corpus_envelopes
 from smtlib.lattice.lattice_set import LatticeSet
@@ -284,7 +286,7 @@ class LbMert(LatticeTuner):
         info = {
             "metric": "bleu",
             "objective": best_score,
-            "objective_init": LatticeLineSearch(ls, refs, collect=False).score(dense @ init[:n_dense]),
+            "objective_init": LatticeLineSearch(ls, refs, collect=False).score(matvec(dense, init[:n_dense])),
             "restarts": runs,
             "line_searches": searches,
             "envelope_paths": len(merged.paths),
@@ -299,7 +301,7 @@ class LbMert(LatticeTuner):
         n_dense = dense.shape[1]
         n_dirs = n_dense + p["random_directions"]
         w = start.astype(np.float64).copy()
-        a = dense @ w  # kept equal to dense @ w by the same steps as w
+        a = matvec(dense, w)  # kept equal to dense @ w by the same steps as w
         current = search.score(a)
         failed = 0
         last = -1
@@ -309,7 +311,7 @@ class LbMert(LatticeTuner):
             randoms = []
             for _ in range(p["random_directions"]):
                 r = rng.standard_normal(n_dense)
-                randoms.append(r / max(float(np.linalg.norm(r)), 1e-300))
+                randoms.append(r / max(math.sqrt(dot(r, r)), 1e-300))
             for d in range(n_dirs):
                 if d == last and d < n_dense:
                     failed += 1
@@ -322,7 +324,7 @@ class LbMert(LatticeTuner):
                     scale = float(np.abs(w).sum())
                 else:
                     direction = randoms[d - n_dense]
-                    b = dense @ direction
+                    b = matvec(dense, direction)
                     scale = float(np.abs(w).sum()) / max(float(np.abs(direction).sum()), 1e-300)
                 score, x = search.search(a, np.ascontiguousarray(b), scale if scale > 0 else 1.0, unbounded)
                 if not (score > current + p["min_gain"]) or x == 0.0:
@@ -343,12 +345,12 @@ class LbMert(LatticeTuner):
                     break
                 score, x, d, direction = best_move
                 _step(w, d, direction, x)
-                a = dense @ w
+                a = matvec(dense, w)
                 current = score
                 last = d
             elif failed >= n_dirs:
                 break
-        return w, search.score(dense @ w), rounds
+        return w, search.score(matvec(dense, w)), rounds
 
 
 def _step(w: np.ndarray, d: int, direction: np.ndarray | None, x: float) -> None:

@@ -43,6 +43,7 @@ May (2011, §3) show that MERT does not scale beyond a few dozen features.
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from smtlib.errors import InputError
@@ -57,6 +58,7 @@ from smtlib.tuners.line_search import (
     search_line,
 )
 from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric
+from smtlib._dot import dot, matvec
 
 
 class Mert(KBestTuner):
@@ -198,7 +200,7 @@ class Mert(KBestTuner):
                     anchors = (low[d], high[d], top)
                 else:
                     direction = randoms[d - n_dense]
-                    slopes = dense @ direction
+                    slopes = matvec(dense, direction)
                     scale = float(np.abs(w).sum()) / max(float(np.abs(direction).sum()), 1e-300)
                     anchors = (none, none, none)
                 fallback = scale if scale > 0 else 1.0
@@ -236,7 +238,7 @@ class Mert(KBestTuner):
 def _random_direction(rng: np.random.Generator, n: int) -> np.ndarray:
     """A uniformly random unit vector (Cer, Jurafsky & Manning 2008; Moses mert -m)."""
     direction = rng.standard_normal(n)
-    return direction / max(float(np.linalg.norm(direction)), 1e-300)
+    return direction / max(math.sqrt(dot(direction, direction)), 1e-300)
 
 
 def _step(w: np.ndarray, d: int, direction: np.ndarray | None, x: float) -> None:

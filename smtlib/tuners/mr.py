@@ -40,6 +40,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib._dot import dot
 from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
@@ -95,7 +96,7 @@ def risk_objective(features: Features, offsets: np.ndarray, cost: np.ndarray, w:
     expected = segment_sum(probs * cost, offsets)
     centred = cost - np.repeat(expected, np.diff(offsets))
     grad = features.rmatvec(probs * centred) + lam * w
-    return float(expected.sum() + 0.5 * lam * (w @ w)), grad
+    return float(expected.sum() + 0.5 * lam * dot(w, w)), grad
 
 
 @numba.njit(cache=True, nogil=True)
@@ -156,7 +157,7 @@ class MinimumRisk(SentenceMetricTuner, KBestTuner):
         lam_b = lam / n
 
         def objective(w: np.ndarray) -> float:
-            return _expected_cost(dense, indptr, indices, data, offsets, cost, active, w) + 0.5 * lam * float(w @ w)
+            return _expected_cost(dense, indptr, indices, data, offsets, cost, active, w) + 0.5 * lam * dot(w, w)
 
         def run_epoch(w: np.ndarray, order: np.ndarray, eta0: float, t: float) -> tuple[np.ndarray, float]:
             v = w.copy()
@@ -172,7 +173,7 @@ class MinimumRisk(SentenceMetricTuner, KBestTuner):
                     return np.inf
                 trained = run_epoch(w, order, eta, 0.0)[0]
                 # the sample's share of the objective: its expected costs and λ_B |sample| / 2 ||w||²
-                return _expected_cost(dense, indptr, indices, data, offsets, cost, sample, trained) + 0.5 * lam_b * len(sample) * float(trained @ trained)
+                return _expected_cost(dense, indptr, indices, data, offsets, cost, sample, trained) + 0.5 * lam_b * len(sample) * dot(trained, trained)
 
             # Bottou's determineEta0: move by factors of 2 while the one-epoch sample objective falls
             lo = start_eta
@@ -243,8 +244,8 @@ def _initial_eta(feats: Features, offsets: np.ndarray) -> float:
     spread = 0.0
     if feats.n_dense:
         means = segment_sum(feats.dense, offsets) / np.maximum(sizes, 1)[:, None]
-        total = float(np.einsum("ij,ij->", feats.dense, feats.dense))
+        total = dot(feats.dense.ravel(), feats.dense.ravel())
         spread += max(total - float((sizes[:, None] * means * means).sum()), 0.0) / n_rows
     if feats.n_sparse:
-        spread += float(feats.sparse.data @ feats.sparse.data) / n_rows
+        spread += dot(feats.sparse.data, feats.sparse.data) / n_rows
     return 1.0 / spread if spread > 0 else 1.0

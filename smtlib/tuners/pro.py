@@ -53,6 +53,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from scipy.special import expit
 
+from smtlib._dot import dot, matvec, rmatvec
 from smtlib.bleu.variants import get_variant
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
@@ -174,13 +175,13 @@ def _logistic_fit(dense_x: np.ndarray, sparse_x: sp.csr_matrix, l2: float, max_i
     sparse_t = sparse_x.T.tocsr() if n_sparse else None
 
     def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
-        margin = dense_x @ w[:n_dense]
+        margin = matvec(dense_x, w[:n_dense])
         if n_sparse:
             margin = margin + sparse_x @ w[n_dense:]
-        loss = 2.0 * float(np.logaddexp(0.0, -margin).sum()) + 0.5 * l2 * float(w @ w)
+        loss = 2.0 * float(np.logaddexp(0.0, -margin).sum()) + 0.5 * l2 * dot(w, w)
         coef = -2.0 * expit(-margin)  # d loss / d margin
         grad = np.empty_like(w)
-        grad[:n_dense] = dense_x.T @ coef
+        grad[:n_dense] = rmatvec(dense_x, coef)
         if n_sparse:
             grad[n_dense:] = sparse_t @ coef
         grad += l2 * w

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from smtlib._dot import dot
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, pool_bleu, segment_argmax, segment_max, sentence_bleu
 from smtlib.tuners.base import KBestTuner, TuneResult
@@ -36,7 +37,7 @@ def ramp_objective(features: Features, offsets: np.ndarray, cost: np.ndarray, w:
     present = np.diff(offsets) > 0
     fear = segment_max(scores + cost, offsets)[present]
     hope = segment_max(scores - cost, offsets)[present]
-    return float(0.5 * lam * (w @ w) + (fear - hope).sum())
+    return float(0.5 * lam * dot(w, w) + (fear - hope).sum())
 
 
 class RampLoss(SentenceMetricTuner, KBestTuner):

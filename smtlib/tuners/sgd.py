@@ -535,7 +535,7 @@ def select_columns(stacked: np.ndarray, k: int) -> np.ndarray:
     dim = stacked.shape[1]
     if k >= dim:
         return np.arange(dim)
-    norms = np.sqrt(np.einsum("zd,zd->d", stacked, stacked))
+    norms = np.sqrt((stacked * stacked).sum(axis=0))
     return np.sort(np.lexsort((np.arange(dim), -norms))[:k])
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
+from smtlib._dot import dot
 from smtlib.bleu.expected import segment_softmax, segment_sum
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import Features, SentenceMetricTuner, oracle_mask, pool_bleu, sentence_bleu
@@ -40,7 +41,7 @@ def softmax_objective(w: np.ndarray, features: Features, offsets: np.ndarray, in
     present = sizes > 0
     loss = -np.log(np.maximum(mass[present], 1e-300)).sum()
     grad = features.rmatvec(probs - oracle_probs) + lam * w
-    return float(loss + 0.5 * lam * (w @ w)), grad
+    return float(loss + 0.5 * lam * dot(w, w)), grad
 
 
 class SoftmaxLoss(SentenceMetricTuner, KBestTuner):

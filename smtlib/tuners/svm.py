@@ -37,6 +37,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from smtlib._dot import dot
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.tuners._losses import (
@@ -223,7 +224,7 @@ class StructuredHingeSolver:
         present = oracle >= 0
         worst = segment_max(cost + scores, self.offsets)
         loss = np.maximum(worst[present] - scores[oracle[present]], 0.0).sum()
-        return float(0.5 * self.lam * (w @ w) + loss)
+        return float(0.5 * self.lam * dot(w, w) + loss)
 
 
 def oracle_by_model_score(in_set: np.ndarray, scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:

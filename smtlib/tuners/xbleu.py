@@ -38,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.optimize
 
+from smtlib._dot import dot, matvec, rmatvec
 from smtlib.bleu.chrf import chrf_and_gradient
 from smtlib.bleu.corpus import log_bleu_and_gradient
 from smtlib.bleu.expected import segment_softmax, segment_sum
@@ -55,9 +56,9 @@ def expected_objective(w: np.ndarray, features: Features, offsets: np.ndarray, s
     (Neubig & Watanabe 2016, Appendix A): ``score_and_gradient`` maps a statistics sum to the score
     and its gradient in that sum, the chain rule does the rest."""
     probs = segment_softmax(scale * features.scores(w), offsets)
-    expected = probs @ stats
+    expected = rmatvec(stats, probs)
     value, g = score_and_gradient(expected)
-    u = stats @ g
+    u = matvec(stats, g)
     centred = u - np.repeat(segment_sum(probs * u, offsets), np.diff(offsets))
     return value, scale * features.rmatvec(probs * centred)
 
@@ -116,7 +117,7 @@ class ExpectedBleu(KBestTuner):
 
         def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
             value, grad = score(w)
-            return -n * value + 0.5 * lam * float(w @ w), -n * grad + lam * w
+            return -n * value + 0.5 * lam * dot(w, w), -n * grad + lam * w
 
         result = scipy.optimize.minimize(objective, init, jac=True, method="L-BFGS-B", options={"maxiter": int(p["max_iterations"]), "ftol": float(p["tol"])},
                                          callback=self.lbfgs_callback(int(p["max_iterations"])))
