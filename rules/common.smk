@@ -456,6 +456,32 @@ def restore_input(wildcards):
     )
 
 
+def published_output(wildcards):
+    """restore_test_output's input: the restored run's published output on the test set (see
+    restore_outputs), or a path no rule makes (ruleorder restore_test_output > decode_test).
+    """
+    record = published_record(wildcards) if config["restore_outputs"] else None
+    if record:
+        path = paths.record_output_path(record, wildcards.testset)
+        if os.path.isfile(path):
+            return path
+    return f"{run_of(wildcards)}/(no published test output to restore)"
+
+
+def published_initial_output(wildcards):
+    """restore_test_initial's input: the initial weights' published output on the test set when
+    restore_runs has the pair (its runs/ directory's sibling initial/), else a path no rule makes.
+    """
+    directory = config["restore_runs"].get(wildcards.pair)
+    if directory and config["restore_outputs"]:
+        path = paths.initial_output_path(directory, wildcards.fs, wildcards.testset)
+        if os.path.isfile(path):
+            return path
+    return model_dir(
+        wildcards.pair, wildcards.fs, "initial/(no published test output to restore)"
+    )
+
+
 def expected_record(wildcards):
     """A restored run's record, which its summary must reproduce (none for a tuned run)."""
     record = published_record(wildcards)

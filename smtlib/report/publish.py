@@ -7,7 +7,12 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 
 - ``runs/<fs>/<method>/<setting>/s<sample>.json`` for every *finished* run (its ``summary.json``
   exists): best iteration, dev BLEU per iteration (the learning curve), test BLEU per test set, the
-  kept weights;
+  kept weights; beside it ``s<sample>.test.<testset>.1best.gz``, the run's output on each test set
+  (gzipped, byte-identical for identical text), so that every test score, mark and finding can be
+  computed again from the repository alone (config ``restore_runs``: rules/restore.smk scores these
+  instead of decoding);
+- ``initial/<fs>/test.<testset>.1best.gz``: the initial weights' outputs on the test sets (the
+  tables' starting-point column);
 - ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours, the largest peak memory, and
   the largest wall and CPU seconds of one job (the rules' ``benchmark:`` files, Snakemake's
   ``cpu_time``, ``s`` and ``max_rss``). A job's wall time stretches with the machine's load; its CPU
@@ -255,6 +260,17 @@ def run_record(run_dir: str | os.PathLike) -> dict | None:
     }
 
 
+def publish_outputs(directory: pathlib.Path, out: pathlib.Path, prefix: str) -> list[pathlib.Path]:
+    """Each ``test.<testset>.1best`` of ``directory`` as ``out/<prefix>test.<testset>.1best.gz``."""
+    written = []
+    for best in sorted(directory.glob("test.*.1best")):
+        target = out / f"{prefix}{best.name}.gz"
+        with open(best, "rb") as src, atomic_output(target, binary=True) as fh:
+            shutil.copyfileobj(src, fh)
+        written.append(target)
+    return written
+
+
 def run_dirs(workdir: str | os.PathLike, pair: str, feature_sets: list[str] | None = None) -> list[pathlib.Path]:
     """Every run directory of ``pair`` (``results/tune/<pair>/<fs>/<method>/<setting>/s<N>``), of
     ``feature_sets`` only if given."""
@@ -376,6 +392,10 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         with atomic_output(out / "runs" / f"{name.as_posix()}.json") as fh:
             json.dump(record, fh, indent=1, sort_keys=True)
             fh.write("\n")
+        publish_outputs(run_dir, out / "runs" / name.parent, f"{name.name}.")
+    for initial in sorted((workdir / "results" / "systems" / pair).glob("*/initial")):
+        if feature_sets is None or initial.parent.name in feature_sets:
+            publish_outputs(initial, out / "initial" / initial.parent.name, "")
     earlier = sorted(set(record_names(out / "runs")) - set(finished))
     costs = rule_costs(workdir, pair, tables, feature_sets, table_step=tables_workdir, side_settings=side_settings)
     with atomic_output(out / "costs.tsv") as fh:

@@ -85,6 +85,16 @@ def record_path(directory: str, feature_set: str, method: str, setting: str, sam
     return f"{directory}/{feature_set}/{method}/{setting}/s{sample}.json"
 
 
+def record_output_path(record: str, testset: str) -> str:
+    """A published run's output on a test set, beside its record ``.../s<N>.json``."""
+    return f"{record.removesuffix('.json')}.test.{testset}.1best.gz"
+
+
+def initial_output_path(records: str, feature_set: str, testset: str) -> str:
+    """The initial weights' published output on a test set: ``initial/<fs>/`` beside ``runs/``."""
+    return f"{os.path.dirname(os.path.normpath(records))}/initial/{feature_set}/test.{testset}.1best.gz"
+
+
 def first_dir(pair: str, feature_set: str, sample: int | str) -> str:
     """A dev sub-sample's share of the shared first decode of (pair, feature set)."""
     return f"{FIRST.format(pair=pair, fs=feature_set)}/s{sample}"

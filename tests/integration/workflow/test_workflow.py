@@ -609,6 +609,36 @@ def restore_on_the_tiny_run(work, data_dir, tuned, table):
         assert (work / "results/benchmarks/tune" / name / "restore.tsv").is_file(), name
         assert benchmark_rule(f"tune/{name}/restore.tsv") == "restore_run"
     assert (work / "results/table4.tsv").read_bytes() == table
+    restore_outputs_on_the_tiny_run(work, data_dir, tuned, table, quick)
+
+
+def restore_outputs_on_the_tiny_run(work, data_dir, tuned, table, quick):
+    """The same runs restored from records published with their test outputs (and the initial
+    weights' outputs): no decode at all, only restores and scoring; the same summaries and table."""
+    from smtlib.report.publish import publish_outputs, run_record
+
+    records = work / "published_outputs/runs"
+    for summary in tuned:
+        run = summary.parent
+        name = run.relative_to(work / "results/tune/fr-en")
+        (records / name.parent).mkdir(parents=True, exist_ok=True)
+        (records / f"{name}.json").write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
+        assert len(publish_outputs(run, records / name.parent, f"{name.name}.")) == 2
+        subprocess.run(["rm", "-r", str(run)], check=True)
+    for initial in sorted((work / "results/systems/fr-en").glob("*/initial")):
+        assert len(publish_outputs(initial, records.parent / "initial" / initial.parent.name, "")) == 2
+        subprocess.run(["rm", "-r", str(initial)], check=True)
+    cfg = write_config(work / "restore_outputs.yaml", {**quick, "restore_runs": {"fr-en": str(records)}})
+    r = snakemake(work, "-n", "results/table4.tsv", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["restore_run"] == counts["run_summary"] == counts["restore_test_output"] // 2 == 12, counts
+    assert counts["restore_test_initial"] == 4 and not {"decode_test", "decode_test_initial"} & set(counts), counts
+    r = snakemake(work, "--cores", "2", "results/table4.tsv", configfile=cfg, data_dir=data_dir, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    for summary, before in tuned.items():
+        assert summary.read_bytes() == before, summary
+    assert (work / "results/table4.tsv").read_bytes() == table
 
 
 def metric_sweep_on_the_tiny_run(work, data_dir):

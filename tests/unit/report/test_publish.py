@@ -328,3 +328,31 @@ def test_provenance_counts_the_records_by_method_and_feature_set(workdir, tmp_pa
     assert provenance.endswith("Run records in `runs/` at the default settings: 4, by method and feature set:\n\n"
                                "| method | small | medium | big |\n|---|---|---|---|\n| kbmira | 0 | 1 | 0 |\n"
                                "| mert | 1 | 0 | 0 |\n| pro | 0 | 0 | 2 |\n"), provenance
+
+
+def test_publish_keeps_each_runs_test_outputs_and_the_initial_ones(workdir, tmp_path):
+    """The test 1-bests beside each record, gzipped with no time in the header: published twice, the
+    same bytes; the initial weights' outputs under initial/<fs>/."""
+    import gzip
+
+    run = workdir / "results/tune/fr-en/medium/kbmira/default/s0"
+    (run / "test.t1.1best").write_text("a cat .\nthe dog\n")
+    (run / "test.t2.1best").write_text("x\n")
+    (workdir / "results/tune/fr-en/medium/lbmert/default/s0/test.t1.1best").write_text("unfinished\n")
+    initial = workdir / "results/systems/fr-en/medium/initial"
+    initial.mkdir(parents=True)
+    (initial / "test.t1.1best").write_text("start\n")
+    (workdir / "results/systems/fr-en/small/initial").mkdir(parents=True)
+    (workdir / "results/systems/fr-en/small/initial/test.t1.1best").write_text("other feature set\n")
+    out = tmp_path / "docs" / "table4"
+    publish(workdir, "fr-en", out, ["table4"], feature_sets=["medium"])
+    best = out / "runs/medium/kbmira/default/s0.test.t1.1best.gz"
+    assert gzip.decompress(best.read_bytes()) == b"a cat .\nthe dog\n"
+    assert (out / "runs/medium/kbmira/default/s0.test.t2.1best.gz").is_file()
+    assert not (out / "runs/medium/lbmert").exists()  # an unfinished run publishes nothing
+    assert gzip.decompress((out / "initial/medium/test.t1.1best.gz").read_bytes()) == b"start\n"
+    assert not (out / "initial/small").exists()
+    first = best.read_bytes()
+    publish(workdir, "fr-en", out, ["table4"], feature_sets=["medium"])
+    assert best.read_bytes() == first
+    assert json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())["test"] == 31.0
