@@ -31,7 +31,8 @@ The mark of a cell (:func:`mark`, the ``<set> Sig`` column of the table):
     significantly different from the column's best (p < :data:`ALPHA`): as the best has the
     highest Test, significantly worse;
 ``=``
-    not significantly different from it (p >= :data:`ALPHA`): tied with the best;
+    not significantly different from it (p >= :data:`ALPHA`), which is not evidence that the two are
+    equal (with five runs, differences of a few tenths often are not significant);
 ``(*)``, ``(=)``
     the same, but the cells have one run each: the test is then across test sentences only
     (Koehn 2004's setting, no optimizer replicas). It ignores the optimizer's instability, which is
@@ -259,7 +260,7 @@ def companion_section(tests: dict, paper_name) -> str:
         "run's output the concatenation of its test sets' 1-best outputs; the statistic is BLEU of all "
         "runs' outputs concatenated; p counts ties (identical cells get 1). The column's best is the "
         "highest Test. Marks (`<set> Sig` in the table): `best`; `*` significantly different from the "
-        f"column's best (p < {tests['alpha']}), i.e. worse; `=` not significantly different (tied); "
+        f"column's best (p < {tests['alpha']}), i.e. worse; `=` not significantly different (not shown to be equal); "
         "`(*)`/`(=)` the same with one run per cell: the test is then across test sentences only and "
         "ignores the optimizer's instability, so it is not the question of Clark et al. or of the paper; "
         "`n/a` not run. s_sel: bootstrap SD over test sentences of a run's BLEU on the concatenated "
