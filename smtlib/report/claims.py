@@ -97,7 +97,7 @@ import statistics
 from collections.abc import Sequence
 
 from smtlib.report.paper import BASELINE, Cell, CellTest, TableTests, compare
-from smtlib.report.significance import format_p
+from smtlib.report.significance import format_p, holm
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", "not run"
 ALL_COLUMNS = ("small", "medium", "big")
@@ -358,18 +358,6 @@ def pitman_morgan(x: Sequence[float], y: Sequence[float]) -> RunTest:
         stat = r * math.sqrt((n - 2) / (1 - r * r))
         p_up, p_down = float(t.sf(stat, n - 2)), float(t.cdf(stat, n - 2))
     return RunTest("Pitman-Morgan", ratio, None, n, min(1.0, 2 * p_up), min(1.0, 2 * p_down))
-
-
-def holm(ps: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m becomes
-    max over j <= i of min(1, (m - j + 1) p_(j))."""
-    m = len(ps)
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
-        running = max(running, min(1.0, (m - rank) * ps[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def verdict(test: RunTest | None, p_adjusted: float | None, alpha: float) -> str:
@@ -724,7 +712,7 @@ def family_size(findings: list[Finding]) -> int:
 
 
 def marks_against_runs(tests: TableTests) -> list[dict[str, str]]:
-    """Each cell against its column's best (the table's marks): the AR p and mark beside the paired t p.
+    """Each cell against its column's best: the sentence-level AR p beside the run-level paired t p.
 
     The best here is the table's (the highest Test, which is the mean of the runs' Test); a row per
     cell that is not its column's best and has at least 2 runs paired with the best's.
@@ -851,10 +839,11 @@ def _marks_section(tests: TableTests) -> str:
     if not rows:
         return ""
     agree = sum(r["ar_sig"] == r["t_sig"] for r in rows)
-    text = ("\n## The table's marks against the run-level test\n\n"
-            "Each cell against its column's best (the highest mean of the runs' Test), unadjusted: the table's "
-            "mark comes from the sentence-level AR p (`*` if p < alpha, else not significantly different from the "
-            f"best); beside it the paired t-test over the sub-samples. They agree on {agree} of {len(rows)} cells.\n\n"
+    text = ("\n## The sentence-level test against the run-level test\n\n"
+            "Each cell against its column's best (the highest mean of the runs' Test), both unadjusted: the "
+            "sentence-level AR p, which pools the runs' test sentences, beside the paired t-test over the "
+            "sub-samples (the table's marks use the latter, Holm-adjusted over the table's cells: its companion). "
+            f"Significant at alpha by both or by neither on {agree} of {len(rows)} cells.\n\n"
             "| feature set | method | best | Δ | AR p | AR significant | paired t p | t significant |\n"
             "|---|---|---|---|---|---|---|---|\n")
     text += "".join(f"| {r['feature_set']} | {r['method']} | {r['best']} | {r['diff']} | {r['ar_p']} | {r['ar_sig']} | "

@@ -23,21 +23,31 @@ the statistic
     those of the runs' BLEU on the concatenated test sets, so s_opt is close to the table's SD
     (which is the SD of the runs' per-test-set average).
 
-The mark of a cell (:func:`mark`, the ``<set> Sig`` column of the table):
+The mark of a cell (:func:`mark`, the ``<set> Sig`` column of the table) is decided at the level of
+the runs, the unit that carries the optimizer's instability (Clark et al. 2011, §3): a paired t-test
+of the cell's runs against the best's, run *s* against the run tuned on the same dev sub-sample,
+with Holm's correction over every cell of the table tested against its column's best (the family
+of tests the table's marks make at once; Dror et al. 2018, §4). At 5 pairs the paired t-test is the
+only run-level test that can reach p < 0.05 (a sign-flip or Wilcoxon test cannot go below 0.0625).
+The AR p above pools the runs' test sentences: shown beside it, it decides nothing, because it
+treats sentences of different runs as independent draws and ignores that the runs are only five
+(it disagreed with the run-level test on 1-5 of the 19 marked cells of each of Tables 4-6). The
+column's best is the highest Test, the mean of the runs' Test: the quantity the paired test is about.
 
 ``best``
     the column's best;
 ``*``
-    significantly different from the column's best (p < :data:`ALPHA`): as the best has the
-    highest Test, significantly worse;
+    significantly different from the column's best (Holm-adjusted paired-t p < :data:`ALPHA`): as
+    the best has the highest Test, significantly worse;
 ``=``
-    not significantly different from it (p >= :data:`ALPHA`), which is not evidence that the two are
-    equal (with five runs, differences of a few tenths often are not significant);
+    not significantly different from it, which is not evidence that the two are equal (with five
+    runs, differences of a few tenths often are not significant);
 ``(*)``, ``(=)``
-    the same, but the cells have one run each: the test is then across test sentences only
-    (Koehn 2004's setting, no optimizer replicas). It ignores the optimizer's instability, which is
-    what Clark et al. show overstates significance, so these marks are not the paper's question;
-    config/reduced.yaml's tables (one run per cell) get them.
+    a cell with one run (or whose runs do not pair with the best's): no run-level test exists, so
+    the mark is the AR test's across test sentences (Koehn 2004's setting, no optimizer replicas).
+    It ignores the optimizer's instability, which is what Clark et al. show overstates significance,
+    so these marks are not the paper's question; config/reduced.yaml's tables (one run per cell) get
+    them.
 
 A column with one method only has its ``best`` and nothing to test. ``n/a`` cells are not tested.
 """
@@ -88,12 +98,40 @@ class TestOptions:
             raise InputError(f"--pairs must be one of {', '.join(PAIRS)}, got {self.pairs!r}")
 
 
-def mark(best: bool, p: float | None, runs: int) -> str:
-    """A cell's mark (see the module docstring): ``best``, ``*``, ``=``, or ``(*)``/``(=)`` with one run."""
-    if best or p is None:
+def mark(best: bool, p: float | None, runs: int, p_runs: float | None = None) -> str:
+    """A cell's mark (see the module docstring): ``best``; ``*`` or ``=`` by ``p_runs``, the run-level
+    test's Holm-adjusted p; without one (one run, or runs that do not pair), ``(*)``/``(=)`` by the
+    sentence-level ``p``."""
+    if best or (p is None and p_runs is None):
         return "best"
-    m = "*" if p < ALPHA else "="
-    return m if runs >= 2 else f"({m})"
+    if p_runs is not None and runs >= 2:
+        return "*" if p_runs < ALPHA else "="
+    return f"({'*' if p is not None and p < ALPHA else '='})"
+
+
+def paired_t_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p of the paired t-test of ``a`` against ``b`` (:func:`scipy.stats.ttest_rel`);
+    differences that do not vary give 1 if they are all zero, else 0."""
+    from scipy.stats import ttest_rel
+
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    if len(diffs) < 2:
+        raise ValueError("a paired t-test needs at least 2 pairs")
+    if max(diffs) == min(diffs):
+        return 1.0 if diffs[0] == 0 else 0.0
+    return float(ttest_rel(a, b).pvalue)
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m becomes
+    max over j <= i of min(1, (m - j + 1) p_(j))."""
+    m = len(ps)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def format_p(p: float, alpha: float = ALPHA) -> str:
@@ -209,7 +247,8 @@ def table_tests(
     dict
         ``cells``: one record per tested cell (method, feature set, runs, sub-samples, Tune, Test,
         SD, the runs' Test, BLEU of the concatenated test sets (mean over runs), s_sel, s_opt, the
-        column's best, the difference of Test to it, p against it, the mark); ``pairs``: one record
+        column's best, the difference of Test to it, the AR p against it, the paired t-test's p over
+        the runs and its Holm adjustment over the table's cells, the mark); ``pairs``: one record
         per tested pair of a column (a, b in row order; the difference of Test and of the pooled
         BLEU, a minus b; p). Methods are keyed by our names here; scores are BLEU points (0-100).
     """
@@ -235,7 +274,7 @@ def table_tests(
                 "bleu": 100 * float(r.mean[0]), "s_sel": 100 * float(r.s_sel[0]),
                 "s_opt": None if np.isnan(r.s_opt[0]) else 100 * float(r.s_opt[0]),
                 "best": best, "test_diff_to_best": cell["test"] - cells[(best, fs)]["test"],
-                "p_vs_best": p_best[r.name], "mark": mark(r.name == best, p_best[r.name], n),
+                "p_vs_best": p_best[r.name], "p_runs_vs_best": _runs_p(runs, col, r.name, best),
             })
         flat = {m: s.reshape(-1, s.shape[-1]) for m, s in cell_stats.items()}
         for a, b in itertools.combinations(col, 2):
@@ -248,32 +287,65 @@ def table_tests(
                 "test_diff": cells[(a, fs)]["test"] - cells[(b, fs)]["test"],
                 "pooled_bleu_diff": 100 * float(observed[0]), "p": float(p[0]),
             })
-    return {"alpha": ALPHA, "ties": TIES, "pairs_tested": options.pairs, "cells": records, "pairs": pairs}
+    tested = [c for c in records if c["p_runs_vs_best"] is not None]
+    for c, adjusted in zip(tested, holm([c["p_runs_vs_best"] for c in tested])):
+        c["p_runs_holm"] = adjusted
+    for c in records:
+        c.setdefault("p_runs_holm", None)
+        c["mark"] = mark(c["method"] == c["best"], c["p_vs_best"], c["runs"], c["p_runs_holm"])
+    return {"alpha": ALPHA, "ties": TIES, "pairs_tested": options.pairs, "marks": MARKS_TEST,
+            "holm_family": len(tested), "cells": records, "pairs": pairs}
+
+
+#: how the marks are decided (the tests file says it, the companion too)
+MARKS_TEST = "paired t-test over the runs paired by dev sub-sample, Holm-adjusted over the table's cells"
+
+
+def _runs_p(runs: Sequence[dict], col: Mapping[str, list[int]], method: str, best: str) -> float | None:
+    """The paired t p of a cell's runs against the best's, paired by sub-sample (None for the best
+    itself, or with fewer than 2 pairs)."""
+    if method == best:
+        return None
+    ours = {runs[i]["sample"]: runs[i]["test"] for i in col[method]}
+    theirs = {runs[i]["sample"]: runs[i]["test"] for i in col[best]}
+    shared = [s for s in ours if s in theirs]
+    if len(shared) < 2:
+        return None
+    return paired_t_p([ours[s] for s in shared], [theirs[s] for s in shared])
 
 
 def companion_section(tests: dict, paper_name) -> str:
-    """Markdown: per cell, p against its column's best, s_sel, s_opt and the mark, with the legend."""
+    """Markdown: per cell, the run-level and the sentence-level p against its column's best, s_sel,
+    s_opt and the mark, with the legend."""
     text = (
         "\n## Significance: each cell against its column's best\n\n"
-        "Stratified approximate randomization over the cell's runs (Clark et al. 2011; `smtlib compare`): "
-        "the replicas are the runs (one per dev sub-sample, paired across cells by sub-sample), each "
-        "run's output the concatenation of its test sets' 1-best outputs; the statistic is BLEU of all "
-        "runs' outputs concatenated; p counts ties (identical cells get 1). The column's best is the "
-        "highest Test. Marks (`<set> Sig` in the table): `best`; `*` significantly different from the "
-        f"column's best (p < {tests['alpha']}), i.e. worse; `=` not significantly different (not shown to be equal); "
-        "`(*)`/`(=)` the same with one run per cell: the test is then across test sentences only and "
-        "ignores the optimizer's instability, so it is not the question of Clark et al. or of the paper; "
-        "`n/a` not run. s_sel: bootstrap SD over test sentences of a run's BLEU on the concatenated "
-        "test sets, averaged over runs; s_opt: SD of that BLEU across runs (`-` with one run).\n\n"
+        "The marks (`<set> Sig` in the table) are decided on the runs: a paired t-test of the cell's runs "
+        "against the best's, paired by dev sub-sample, with Holm's correction over the "
+        f"{tests.get('holm_family', 0)} cells of the table tested against their column's best (`p runs (Holm)`). "
+        "Beside it, `p AR`: stratified approximate randomization (Clark et al. 2011; `smtlib compare`) over "
+        "the runs' test sentences pooled (each run's output the concatenation of its test sets' 1-best "
+        "outputs, the statistic BLEU of all runs' outputs concatenated, ties counted); it treats the pooled "
+        "sentences as independent and decides nothing. The column's best is the highest Test (the mean of "
+        "the runs' Test). Marks: `best`; `*` significantly different from the column's best "
+        f"(p runs (Holm) < {tests['alpha']}), i.e. worse; `=` not significantly different (not shown to be equal); "
+        "`(*)`/`(=)` no run-level test (one run per cell): the mark is then the AR test's across test "
+        "sentences, which ignores the optimizer's instability, so it is not the question of Clark et al. or "
+        "of the paper; `n/a` not run. s_sel: bootstrap SD over test sentences of a run's BLEU on the "
+        "concatenated test sets, averaged over runs; s_opt: SD of that BLEU across runs (`-` with one run).\n\n"
         f"Signature: `{tests['signature']}`\n\n"
-        "| method | feature set | runs | Test | Δ Test to best | p vs best | s_sel | s_opt | mark |\n"
-        "|---|---|---|---|---|---|---|---|---|\n"
+        "| method | feature set | runs | Test | Δ Test to best | p runs | p runs (Holm) | p AR | s_sel | s_opt | mark |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
+
+    def p_text(value):
+        return "-" if value is None else format_p(value, tests["alpha"])
+
     for c in tests["cells"]:
-        p = "-" if c["p_vs_best"] is None else format_p(c["p_vs_best"], tests["alpha"])
         s_opt = "-" if c["s_opt"] is None else f"{c['s_opt']:.2f}"
         text += (f"| {paper_name(c['method'])} | {c['feature_set']} | {c['runs']} | {c['test']:.2f} | "
-                 f"{c['test_diff_to_best']:+.2f} | {p} | {c['s_sel']:.2f} | {s_opt} | {c['mark']} |\n")
+                 f"{c['test_diff_to_best']:+.2f} | {p_text(c.get('p_runs_vs_best'))} | "
+                 f"{p_text(c.get('p_runs_holm'))} | {p_text(c['p_vs_best'])} | {c['s_sel']:.2f} | {s_opt} | "
+                 f"{c['mark']} |\n")
     if any(c["runs"] < 2 for c in tests["cells"]):
         text += ("\nCells with fewer than 2 runs: their p-values are across test sentences only and s_opt is "
                  "undefined; they say nothing about the optimizer's instability.\n")

@@ -350,7 +350,7 @@ def test_findings_file_sections():
     ours = {k: Cell(None, c.test, c.sd) for k, c in tests.cells.items()}
     text = format_findings(findings, "table4", "table4", tests, ours, paper)
     for section in ("## Claims", "## Where the paper says it", "## Not evaluated here", "## Each comparison",
-                    "## The table's marks against the run-level test", "## How the verdicts are decided",
+                    "## The sentence-level test against the run-level test", "## How the verdicts are decided",
                     "## Each cell next to the paper's"):
         assert section in text
     assert f"Holm's correction over the {family_size(findings)} tests" in text

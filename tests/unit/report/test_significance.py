@@ -72,8 +72,10 @@ def read_tsv(path):
 
 
 def test_mark_and_p_formatting():
-    assert mark(True, None, 5) == "best" and mark(False, 0.01, 5) == "*" and mark(False, 0.2, 5) == "="
-    assert mark(False, 0.01, 1) == "(*)" and mark(False, 0.5, 1) == "(=)"
+    assert mark(True, None, 5) == "best"
+    # the run-level p decides; the sentence-level p only where there is no run-level test
+    assert mark(False, 0.5, 5, 0.01) == "*" and mark(False, 0.01, 5, 0.2) == "="
+    assert mark(False, 0.01, 1) == "(*)" and mark(False, 0.5, 1) == "(=)" and mark(False, 0.01, 5) == "(*)"
     # never rounded across alpha: 100/2001 = 0.049975... is not printed 0.0500
     assert format_p(100 / 2001) == "0.04998" and format_p(0.05) == "0.0500" and format_p(0.5) == "0.5000"
     assert format_p(0.0499999) == "0.0499999"
@@ -164,3 +166,30 @@ def test_outputs_that_do_not_score_their_runs_are_rejected(cli, tmp_path):
     assert r.returncode == 2 and "other BLEU settings" in r.stderr
     r = run_table(cli, tmp_path, summaries[:3], outputs[:6], refs, methods)  # kb-mira has one run fewer
     assert r.returncode == 2 and "the same sub-sample" in r.stderr
+
+
+def test_marks_are_run_level_with_holm_and_the_ar_p_is_shown_beside(cli, tmp_path):
+    """A cell far below the best in every run is `*`; the tests file carries the paired t p, its Holm
+    adjustment over the table's tested cells, and the AR p; the companion shows all three."""
+    from scipy.stats import ttest_rel
+
+    from smtlib.report.significance import holm
+
+    noise = {("mert", "small"): 0.5, ("kbmira", "small"): 0.15, ("lbmira", "small"): 0.2}
+    summaries, outputs, refs = write_runs(tmp_path, noise)
+    assert run_table(cli, tmp_path, summaries, outputs, refs, ["mert", "kbmira", "lbmira"]).returncode == 0
+    tests = json.loads((tmp_path / "t.json").read_text())
+    assert tests["holm_family"] == 2 and "paired t-test" in tests["marks"]
+    cells = {c["method"]: c for c in tests["cells"]}
+    best = cells["mert"]["best"]
+    runs = {m: dict(zip(c["samples"], c["run_tests"])) for m, c in cells.items()}
+    others = [m for m in cells if m != best]
+    expected = [float(ttest_rel([runs[m][s] for s in sorted(runs[m])], [runs[best][s] for s in sorted(runs[m])]).pvalue)
+                for m in others]
+    assert [cells[m]["p_runs_vs_best"] for m in others] == pytest.approx(expected)
+    assert [cells[m]["p_runs_holm"] for m in others] == pytest.approx(holm(expected))
+    for m in others:
+        assert cells[m]["mark"] == ("*" if cells[m]["p_runs_holm"] < 0.05 else "=")
+    assert cells[best]["p_runs_vs_best"] is None and cells[best]["mark"] == "best"
+    md = (tmp_path / "t.md").read_text()
+    assert "| p runs | p runs (Holm) | p AR |" in md
