@@ -4,8 +4,9 @@
   SBATCH_PARTITION when set), squeue for the status (no accounting daemon needed), CPUs from the
   rules' threads, every group bounded per node, every per-iteration rule in a group, each rule's
   runtime and memory set; profiles/default (merged into every run) sets none of the profile's keys.
-* On a single-node cluster that `.ci/slurm-local.sh` stands up here (Debian's slurm-wlm and munge; the
-  test skips where it cannot: not root, no apt-get, no executor plugin): the replay target runs through
+* On a single-node cluster that `.ci/slurm-local.sh` stands up here (Debian's slurm-wlm and munge), only
+  when asked with SMTLIB_TEST_SLURM=1 (it installs packages and starts daemons; `.ci/run` sets it), and
+  skipped where it cannot run (not root, no apt-get, no executor plugin): the replay target runs through
   the profile to completion, every job through sbatch (squeue saw each one complete, its SLURM log is
   there), and its results equal a local run's byte for byte; meanwhile a job that SLURM kills at its
   1-minute time limit fails its run with SLURM's state in the message within minutes, and so does a job
@@ -124,6 +125,8 @@ def test_default_profile_sets_no_key_of_the_cluster_profile():
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
     """A single-node SLURM cluster for this module: the environment that points the clients at it."""
+    if os.environ.get("SMTLIB_TEST_SLURM") != "1":
+        pytest.skip("installs Debian's slurm-wlm and munge and starts their daemons: set SMTLIB_TEST_SLURM=1 to run it")
     pytest.importorskip("snakemake_executor_plugin_slurm", reason="pip install -e '.[cluster]'")
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         pytest.skip("the local SLURM cluster needs root (slurmd)")
