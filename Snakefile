@@ -47,6 +47,11 @@ onstart:
     watch_slurm_queue()
 
 
+# the last lines of a successful run say where its tables are
+onsuccess:
+    announce_tables()
+
+
 rule all:
     input:
         all_targets(),

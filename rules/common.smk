@@ -231,6 +231,26 @@ def warm_up_numba():
         )
 
 
+def announce_tables():
+    """After a successful run, where its tables are (the first thing a newcomer looks for): each
+    configured table that exists, with the companion, findings and paper comparison beside it.
+    """
+    for table in config["tables"]:
+        name = table["name"]
+        if not os.path.exists(f"results/{name}.tsv"):
+            continue
+        beside = [
+            f"results/{name}{suffix}"
+            for suffix in (".md", "_findings.md", "_vs_paper.tsv")
+            if os.path.exists(f"results/{name}{suffix}")
+        ]
+        print(
+            f"smtlib: {table['pair']}: results/{name}.tsv"
+            + (f" (beside it {', '.join(beside)})" if beside else ""),
+            file=sys.stderr,
+        )
+
+
 def watch_slurm_queue():
     """On a SLURM run, cancel (and explain) any job of this run that can never start, e.g. one asking
     for more than its partition allows: the executor plugin would wait for it forever
