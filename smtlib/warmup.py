@@ -141,8 +141,9 @@ SEARCH = ("--stack-size", 20, "--distortion-limit", 6, "--table-limit", 10)
 BLEU = ("--tokenize", "none", "--lowercase")
 
 
-def _tune_kbest(run: _Runner, fs: str, methods: list[str]) -> None:
-    """Decode (both searches), pool, every k-best tuner, and a second iteration's merge and step."""
+def _tune_kbest(run: _Runner, fs: str, methods: list[str], done=lambda what: None) -> None:
+    """Decode (both searches), pool, every k-best tuner, and a second iteration's merge and step;
+    ``done(what)`` after each part (the warm-up's progress lines)."""
     p = run.path
     dev, ref = p("dev.src"), p("dev.ref")
     run("decode", "--model", p(f"{fs}/model.yaml"), "--weights", p(f"{fs}/init.weights"), "--input", dev,
@@ -150,6 +151,7 @@ def _tune_kbest(run: _Runner, fs: str, methods: list[str]) -> None:
     run("decode", "--model", p(f"{fs}/model.yaml"), "--weights", p(f"{fs}/init.weights"), "--input", dev,
         "--kbest", p(f"{fs}/it1.kbest.gz"), "--k", 20, "--output", p(f"{fs}/it1.1best"), *SEARCH,
         "--search", "cube", "--pop-limit", 200, "--quiet")
+    done("the decoder (stack and cube searches, k-best)")
     p(f"{fs}/it1.bleu.json").write_text(run("bleu", "--refs", ref, "--hyps", p(f"{fs}/it1.1best"), *BLEU),
                                         encoding="utf-8")
     run("kbest", "slice", "--ids", p("dev.ids"), "--kbest", p(f"{fs}/it1.kbest.gz"), p(f"{fs}/slice.kbest.gz"),
@@ -159,6 +161,7 @@ def _tune_kbest(run: _Runner, fs: str, methods: list[str]) -> None:
         out = p(f"{fs}/{method}.it1.weights")
         run("tune", method, "--pool", p(f"{fs}/it1.pool"), "--refs", ref, "--init", p(f"{fs}/init.weights"),
             "--out", out, "--info", p(f"{fs}/{method}.it1.json"), "--seed", 1001, *BLEU)
+        done(f"tuner {method}")
     # the second iteration: a decode from tuned weights, merged into the pool, one more step
     first = methods[0]
     run("decode", "--model", p(f"{fs}/model.yaml"), "--weights", p(f"{fs}/{first}.it1.weights"), "--input", dev,
@@ -226,13 +229,19 @@ def warm_up(workdir: pathlib.Path, log=print, feature_sets: Sequence[str] = FEAT
         # the Big system has sparse features, which MERT's line searches do not take (not_applicable)
         usable = [m for m in methods or list_tuners() if fs != "big" or get_tuner_class(m).supports_sparse]
         kbest = [m for m in usable if input_kind(m) == "kbest"]
+
+        def done(what: str, fs: str = fs) -> None:
+            log(f"  {fs}: {what} compiled ({time.perf_counter() - started:.0f} s)")
+
         if kbest:
-            _tune_kbest(run, fs, kbest)
+            _tune_kbest(run, fs, kbest, done)
         for method in usable:
             if input_kind(method) == "lattice":
                 _tune_lattice(run, fs, method)
+                done(f"tuner {method} (lattices)")
             elif input_kind(method) == "online":
                 _tune_online(run, fs, method)
+                done(f"tuner {method} (online)")
         log(f"  decoding and tuning of the {fs} system compiled ({time.perf_counter() - started:.0f} s)")
 
 
