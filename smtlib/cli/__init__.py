@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("smtlib.cli.compare", "compare systems tuned several times: mean, s_sel, s_opt, randomization p (MultEval)"),
     "warmup": ("smtlib.cli.warmup", "compile the numba kernels once for this installation (the workflow's first step)"),
     "report": ("smtlib.cli.report", "tables, companions and figures of the workflow (Cherry & Foster 2012 layout)"),
+    "loop": ("smtlib.cli.loop", "a standalone tuning loop around any decoder (mert-moses.pl style), with every tuner"),
 }
 
 
