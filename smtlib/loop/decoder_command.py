@@ -147,7 +147,7 @@ def decode(template: DecoderTemplate, source_lines: Sequence[str], scratch: str 
     for j, (first, end) in enumerate(shard_bounds(len(source_lines), jobs)):
         shard = Shard(j, first, end, os.path.join(scratch, f"shard{j}.in"), os.path.join(scratch, f"shard{j}.nbest"),
                       os.path.join(scratch, f"shard{j}.log"))
-        with open(shard.input, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_output(shard.input) as fh:
             fh.writelines(line + "\n" for line in source_lines[first:end])
         for stale in (shard.nbest, shard.log):
             if os.path.lexists(stale):

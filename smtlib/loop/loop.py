@@ -142,10 +142,13 @@ class Loop:
         done = self.work.complete_iterations()
         rows = [self.work.scores(n) for n in done]
         current = dict(read_weights(self.work.file(done[-1], wd.NEXT))) if done else dict(self.inputs.initial.weights)
-        if rerun:
+        finished = bool(rows) and (rows[-1].get("stop") == "epsilon" or len(rows) >= o.max_iterations)
+        if rerun and finished:
+            self.say(f"{self.work.root} has finished after iteration {done[-1]}: nothing to do")
+        elif rerun:
             where = f"after iteration {done[-1]}" if done else "from iteration 1"
             self.say(f"continuing {self.work.root} {where} (the same options as its {wd.CONFIG})")
-        if rows and (rows[-1].get("stop") == "epsilon" or len(rows) >= o.max_iterations):
+        if finished:
             return self._finish(rows, current)
         for iteration in range(len(done) + 1, o.max_iterations + 1):
             try:
@@ -290,10 +293,10 @@ class Loop:
 
     def _finish(self, rows: Sequence[Mapping], current: Mapping[str, float]) -> dict:
         summary = self._write_outputs(rows, finished=True)
-        why = {"epsilon": f"no weight moved by more than {self.options.epsilon:g}",
-               "max-iterations": f"{len(rows)} iterations (--max-iterations)"}.get(rows[-1]["stop"], "")
-        self.say(f"done after {len(rows)} iterations ({why}): the best dev BLEU, {summary['dev_bleu']:.2f}, is iteration "
-                 f"{summary['iteration']}'s: {self.work.path(wd.BEST_WEIGHTS)}")
+        why = (f"no weight moved by more than {self.options.epsilon:g}" if rows[-1]["stop"] == "epsilon"
+               else f"--max-iterations {self.options.max_iterations}")
+        self.say(f"done after {len(rows)} iteration{'s' if len(rows) > 1 else ''} ({why}): the best dev BLEU, "
+                 f"{summary['dev_bleu']:.2f}, is iteration {summary['iteration']}'s: {self.work.path(wd.BEST_WEIGHTS)}")
         return summary
 
     def _report(self, row: Mapping) -> None:
