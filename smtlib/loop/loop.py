@@ -49,7 +49,7 @@ import numpy as np
 from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.metrics import parse_mixture
 from smtlib.bleu.references import covered_sentences, read_references
-from smtlib.errors import InputError, TuningError
+from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
 from smtlib.kbest.pool import KBestPool
 from smtlib.loop import workdir as wd
@@ -155,8 +155,6 @@ class Loop:
                 row, current = self._iteration(iteration, current, rows)
             except InputError as exc:
                 raise InputError(f"iteration {iteration}: {exc}") from None
-            except TuningError as exc:
-                raise TuningError(f"iteration {iteration}: {exc}") from None
             rows.append(row)
             self._write_outputs(rows)
             self._report(row)
@@ -177,8 +175,10 @@ class Loop:
         if rows:
             check_features(decoded, first_layout, 1, o.read_dialect, known=current)
         elif inputs.initial.ini is None:
+            # Joshua's lines leave out the features that did not fire: an unknown name may be one of them
+            joshua = any(g.style == "joshua" for g in decoded.pool.groups)
             check_weight_names(inputs.initial.weights, decoded.pool.dense_names, sparse_names=decoded.pool.sparse_names,
-                               what=f"the decoder's n-best list {decoded.path}")
+                               has_sparse=True if joshua else None, what=f"the decoder's n-best list {decoded.path}")
         dev_bleu, dev_score = _dev_score(inputs.mixture, decoded.one_best, inputs.references, o.bleu)
         test_bleu = None
         if inputs.test_source is not None:

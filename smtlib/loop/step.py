@@ -123,7 +123,7 @@ def tune_step(pool: KBestPool, references: Sequence[Sequence[str]], current: np.
         seed = run_seed(settings.seed, iteration, r)
         start = current
         info: dict = {"run": r + 1, "seed": seed}
-        where = f"iteration {iteration}" + (f", run {r + 1} of {settings.runs}" if settings.runs > 1 else "")
+        where = f"the step of iteration {iteration}" + (f", run {r + 1} of {settings.runs}" if settings.runs > 1 else "")
         if settings.start_from is not None:
             start, start_info = one_run(settings.start_from, {}, seed, pool, current, box, settings.mixture,
                                         references, f"{where} (--start-from {settings.start_from})")

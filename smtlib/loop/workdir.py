@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -103,7 +104,7 @@ class WorkDir:
             raise InputError("--work-dir is a file, not a directory", self.root)
         path = self.path(CONFIG)
         if not os.path.exists(path):
-            if os.path.isdir(self.root) and any(n.startswith("it") for n in os.listdir(self.root)):
+            if os.path.isdir(self.root) and any(re.fullmatch(r"it[0-9]+", n) for n in os.listdir(self.root)):
                 raise InputError(f"the working directory has iteration folders but no {CONFIG}: not a smtlib loop "
                                  "directory, or damaged; use another --work-dir", self.root)
             os.makedirs(self.root, exist_ok=True)
