@@ -5,8 +5,10 @@ The statistics vector of one hypothesis (see :mod:`smtlib.bleu.stats`) is the on
     [hyp_len, ref_len, m1, m2, m3, m4, t1, t2, t3, t4]
 
 ``m_n`` are clipped n-gram matches against the references, ``t_n`` hypothesis n-gram counts and
-``ref_len`` the effective reference length (closest, shortest or average rule). Corpus BLEU sums
-the vectors; every sentence-level variant (:mod:`smtlib.bleu.variants`) transforms them.
+``ref_len`` the effective reference length (closest, shortest or average rule); with another
+largest order N (sacrebleu's ``max_ngram_order``) the vector has N matches and N totals. Corpus BLEU
+sums the vectors; every sentence-level variant (:mod:`smtlib.bleu.variants`) transforms them.
+Which sentences a corpus score covers is one rule, :func:`smtlib.bleu.references.covered_sentences`.
 
 chrF / chrF++ (:mod:`smtlib.bleu.chrf`) and TER (:mod:`smtlib.bleu.ter`) have their own statistics
 in the same style; :mod:`smtlib.bleu.metrics` puts the four behind one interface and mixes them.

@@ -2,9 +2,12 @@
 
 * :func:`intern_tokens` turns whitespace-separated UTF-8 text into integer token ids, exactly: an
   open-addressing table keyed by a 64-bit FNV-1a hash, with a byte comparison on every hit.
-* :func:`stats_kernel` counts clipped n-gram matches: per sentence, an open-addressing table of the
-  references' n-grams (max count over references) keyed by the exactly packed n-gram (16 bits per
-  token id) and its order; per hypothesis, a use counter per entry implements the clipping.
+* :func:`stats_kernel` counts clipped n-gram matches of orders 1..N: per sentence, an
+  open-addressing table of the references' n-grams (max count over references), each keyed
+  exactly by ``(slot of its first n-1 tokens, its last token id)`` -- a trie in a hash table, as
+  :mod:`smtlib.bleu._chrf_kernels` keeps chrF's n-grams -- so any vocabulary (token ids below
+  2**32) and any order fit a 64-bit key; per hypothesis, a use counter per entry implements the
+  clipping, and an n-gram whose first n-1 tokens are in no reference is skipped without a lookup.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ import numba
 import numpy as np
 
 from smtlib._bytes import FNV_OFFSET, FNV_PRIME, same_bytes
-
 
 
 @numba.njit(cache=True)
@@ -114,77 +116,47 @@ def intern_tokens(data: np.ndarray, n_texts: int):
 
 
 @numba.njit(cache=True, inline="always")
-def _mix(key, order):
-    x = np.uint64(key) ^ (np.uint64(order) * np.uint64(0x9E3779B97F4A7C15))
-    x = (x ^ (x >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
-    x = x ^ (x >> np.uint64(33))
-    return x
+def _find_slot(prefix, token, t_key, mask):
+    """The slot of the n-gram ``(prefix, token)``: where it is, or the empty slot for it.
 
-
-@numba.njit(cache=True, inline="always")
-def _find_slot(toks, i, n, t_key, t_order, mask):
-    """Packed key of the n-gram at ``toks[i]`` and its slot: where it is, or the empty slot for it."""
-    key = np.int64(0)
-    for j in range(n):
-        key = (key << np.int64(16)) | toks[i + j]
-    slot = np.int64(_mix(key, n) & mask)
-    while t_order[slot] != 0 and not (t_order[slot] == n and t_key[slot] == key):
+    ``prefix`` is the slot of the n-gram's first n-1 tokens (-1 for a unigram), ``token`` its last
+    token id; the key ``(prefix + 1) << 32 | token`` is exact because every prefix of a table
+    n-gram is in the table (an n-gram of a reference contains its (n-1)-gram).
+    """
+    key = ((np.int64(prefix) + np.int64(1)) << np.int64(32)) | np.int64(token)
+    x = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    slot = np.int64((x ^ (x >> np.uint64(29))) & mask)
+    while t_key[slot] != -1 and t_key[slot] != key:
         slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
     return key, slot
 
 
 @numba.njit(cache=True)
-def _sentence_vocab(hyp_ids, hyp_offsets, order, lo, hi, ref_ids, ref_lo, ref_hi):
-    """The distinct token ids of one sentence's hypotheses ``order[lo:hi]`` and references, sorted:
-    a token's position in it + 1 is its renumbered id (global ids may not fit in 16 bits)."""
-    total = ref_hi - ref_lo
-    for k in range(lo, hi):
-        h = order[k]
-        total += hyp_offsets[h + 1] - hyp_offsets[h]
-    pool = np.empty(total, dtype=np.int64)
-    p = 0
-    for t in range(ref_lo, ref_hi):
-        pool[p] = ref_ids[t]
-        p += 1
-    for k in range(lo, hi):
-        h = order[k]
-        for t in range(hyp_offsets[h], hyp_offsets[h + 1]):
-            pool[p] = hyp_ids[t]
-            p += 1
-    local = np.unique(pool)
-    if len(local) >= 65535:
-        raise ValueError("more than 65,534 distinct tokens in one sentence's hypotheses and references")
-    return local
-
-
-@numba.njit(cache=True)
-def _reference_table(ref_ids, ref_offsets, s, n_refs, local, renumber, ref_lens):
-    """The n-gram table of sentence ``s``'s references: ``(key, order, max count over references,
-    mask)`` per slot (order 0: an empty slot); their lengths go to ``ref_lens``."""
+def _reference_table(ref_ids, ref_offsets, s, n_refs, max_order, ref_lens, prefix):
+    """The n-gram table of sentence ``s``'s references: ``(key, max count over references, mask)``
+    per slot (key -1: an empty slot); their lengths go to ``ref_lens``. ``prefix`` is scratch space
+    of at least the longest reference's length."""
     ref_lo = ref_offsets[s * n_refs]
     ref_hi = ref_offsets[(s + 1) * n_refs]
     capacity = 16
-    while capacity < 4 * (ref_hi - ref_lo) * 2 + 16:
+    while capacity < 2 * max_order * (ref_hi - ref_lo) + 16:
         capacity *= 2
     mask = np.uint64(capacity - 1)
-    t_key = np.zeros(capacity, dtype=np.int64)
-    t_order = np.zeros(capacity, dtype=np.int64)  # 0 = empty slot
+    t_key = np.full(capacity, -1, dtype=np.int64)
     t_max = np.zeros(capacity, dtype=np.int64)
     t_cur = np.zeros(capacity, dtype=np.int64)  # count within the current reference
     touched = np.empty(capacity, dtype=np.int64)
     for r in range(n_refs):
         a, b = ref_offsets[s * n_refs + r], ref_offsets[s * n_refs + r + 1]
-        toks = ref_ids[a:b]
-        if renumber:
-            toks = np.searchsorted(local, toks) + 1
         ref_lens[r] = b - a
         n_touched = 0
-        for n in range(1, 5):
-            for i in range(len(toks) - n + 1):
-                key, slot = _find_slot(toks, i, n, t_key, t_order, mask)
-                if t_order[slot] == 0:
-                    t_order[slot] = n
-                    t_key[slot] = key
+        for i in range(b - a):
+            prefix[i] = -1
+        for n in range(1, max_order + 1):
+            for i in range(b - a - n + 1):
+                key, slot = _find_slot(prefix[i], ref_ids[a + i + n - 1], t_key, mask)
+                t_key[slot] = key
+                prefix[i] = slot
                 if t_cur[slot] == 0:
                     touched[n_touched] = slot
                     n_touched += 1
@@ -194,7 +166,7 @@ def _reference_table(ref_ids, ref_offsets, s, n_refs, local, renumber, ref_lens)
             if t_cur[slot] > t_max[slot]:
                 t_max[slot] = t_cur[slot]
             t_cur[slot] = 0
-    return t_key, t_order, t_max, mask
+    return t_key, t_max, mask
 
 
 @numba.njit(cache=True, inline="always")
@@ -214,41 +186,50 @@ def _reference_length(hyp_len, ref_lens, n_refs, rule):
 
 
 @numba.njit(cache=True)
-def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, rule, renumber):
-    """Statistics rows (sacrebleu layout) of the hypotheses, in ``order`` (grouped by sentence)."""
+def stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, rule, max_order):
+    """Statistics rows (sacrebleu layout, orders 1..``max_order``) of the hypotheses, in ``order``
+    (grouped by sentence)."""
     n_hyp = len(order)
     n_sent = len(sent_offsets) - 1
-    out = np.zeros((n_hyp, 10), dtype=np.float64)
+    out = np.zeros((n_hyp, 2 + 2 * max_order), dtype=np.float64)
     ref_lens = np.empty(n_refs, dtype=np.int64)
+    longest = 0
+    for k in range(len(hyp_offsets) - 1):
+        longest = max(longest, hyp_offsets[k + 1] - hyp_offsets[k])
+    for k in range(len(ref_offsets) - 1):
+        longest = max(longest, ref_offsets[k + 1] - ref_offsets[k])
+    prefix = np.empty(longest, dtype=np.int64)
     for s in range(n_sent):
         lo, hi = sent_offsets[s], sent_offsets[s + 1]
         if lo == hi:
             continue
-        local = np.empty(0, dtype=np.int64)
-        if renumber:
-            local = _sentence_vocab(hyp_ids, hyp_offsets, order, lo, hi, ref_ids, ref_offsets[s * n_refs],
-                                    ref_offsets[(s + 1) * n_refs])
-        t_key, t_order, t_max, mask = _reference_table(ref_ids, ref_offsets, s, n_refs, local, renumber, ref_lens)
+        t_key, t_max, mask = _reference_table(ref_ids, ref_offsets, s, n_refs, max_order, ref_lens, prefix)
         t_used = np.zeros(len(t_key), dtype=np.int64)  # clipping: the uses of each entry by one hypothesis
         touched = np.empty(len(t_key), dtype=np.int64)
         for k in range(lo, hi):
             h = order[k]
-            toks = hyp_ids[hyp_offsets[h] : hyp_offsets[h + 1]]
-            if renumber:
-                toks = np.searchsorted(local, toks) + 1
-            hyp_len = len(toks)
+            a = hyp_offsets[h]
+            hyp_len = hyp_offsets[h + 1] - a
             out[k, 0] = hyp_len
             out[k, 1] = _reference_length(hyp_len, ref_lens, n_refs, rule)
             n_touched = 0
-            for n in range(1, 5):
+            for i in range(hyp_len):
+                prefix[i] = -1
+            for n in range(1, max_order + 1):
                 count = hyp_len - n + 1
                 if count <= 0:
-                    continue
-                out[k, 5 + n] = count
+                    break
+                out[k, 1 + max_order + n] = count
                 matched = 0
                 for i in range(count):
-                    _, slot = _find_slot(toks, i, n, t_key, t_order, mask)
-                    if t_order[slot] != 0 and t_used[slot] < t_max[slot]:
+                    if n > 1 and prefix[i] < 0:
+                        continue  # its first n-1 tokens are in no reference, so it is in none
+                    _, slot = _find_slot(prefix[i], hyp_ids[a + i + n - 1], t_key, mask)
+                    if t_key[slot] == -1:
+                        prefix[i] = -1
+                        continue
+                    prefix[i] = slot
+                    if t_used[slot] < t_max[slot]:
                         if t_used[slot] == 0:
                             touched[n_touched] = slot
                             n_touched += 1

@@ -3,7 +3,11 @@
 chrF (Popović 2015) is the F-beta score of character n-gram precision and recall; chrF++ (Popović
 2017) adds word n-grams. The defaults are sacrebleu's ``CHRF()``: character n-grams of orders 1-6
 with whitespace removed, beta = 2, no word n-grams (chrF++: ``word_order=2``), case-sensitive, and
-sacrebleu's (>= 2.0) effective-order averaging rather than chrF++.py's epsilon smoothing.
+sacrebleu's (>= 2.0) effective-order averaging rather than chrF++.py's epsilon smoothing. Both of
+the last two are options, as in sacrebleu: ``whitespace`` keeps whitespace in the character
+n-grams (sacrebleu's ``whitespace=True``, signature ``space:yes``), ``eps_smoothing`` averages the
+F-scores of every order with chrF++.py's epsilon for an empty one (sacrebleu's
+``eps_smoothing=True``, signature ``eff:no``).
 
 Layout of one statistics row (float64, sacrebleu's ``CHRF._compute_segment_statistics``): for each
 order, character orders 1..6 then word orders 1..2, the triple
@@ -20,8 +24,10 @@ Several references: sacrebleu keeps the statistics of the reference with the hig
 chrF (the first on ties), and so does :func:`compute_chrf_stats`. Corpus chrF scores the sum of the
 rows (:func:`chrf_from_stats`), sentence chrF one row. The score (sacrebleu's ``_compute_f_score``
 with ``eps_smoothing=False``): precision and recall are averaged over the orders where both the
-hypothesis and the reference have n-grams, then F = (1 + beta²) P R / (beta² P + R). Scores are
-0-1 here, 0-100 where printed.
+hypothesis and the reference have n-grams, then F = (1 + beta²) P R / (beta² P + R); with
+``eps_smoothing``, the mean over all orders of each order's F, where a precision or recall without
+n-grams is 1e-16 and an F with a zero denominator is 1e-16. Scores are 0-1 here, 0-100 where
+printed.
 
 Word n-grams (chrF++) split the text on whitespace and then split one punctuation character off the
 end (or else the start) of each word longer than one character, as chrF++.py and sacrebleu's
@@ -56,12 +62,19 @@ class ChrfSettings:
         Weight of recall against precision (2).
     lowercase
         Lowercase hypotheses and references first (sacrebleu's ``lowercase``; off).
+    whitespace
+        Keep whitespace in the character n-grams (sacrebleu's ``whitespace``; off: it is removed).
+    eps_smoothing
+        chrF++.py's epsilon smoothing instead of effective-order averaging (sacrebleu's
+        ``eps_smoothing``; off).
     """
 
     char_order: int = 6
     word_order: int = 0
     beta: int = 2
     lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
 
     def __post_init__(self) -> None:
         if self.char_order < 1 or self.word_order < 0 or self.beta < 0:
@@ -80,6 +93,15 @@ class ChrfSettings:
     def name(self) -> str:
         """sacrebleu's score name: ``chrF2``, ``chrF2++``."""
         return f"chrF{self.beta}" + "+" * self.word_order
+
+    def to_dict(self) -> dict:
+        """The settings as a JSON object (a pool header's metric settings); ``whitespace`` and
+        ``eps_smoothing`` only when on, so an entry without them means sacrebleu's defaults."""
+        fields = dataclasses.asdict(self)
+        for name in ("whitespace", "eps_smoothing"):
+            if not fields[name]:
+                del fields[name]
+        return fields
 
 
 def split_punctuation(text: str) -> list[str]:
@@ -100,9 +122,10 @@ def split_punctuation(text: str) -> list[str]:
     return words
 
 
-def _char_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of each text with its whitespace removed, as dense ids from 1, and offsets."""
-    stripped = ["".join(t.split()) for t in texts]
+def _char_ids(texts: list[str], whitespace: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of each text with its whitespace removed (kept with ``whitespace``), as dense
+    ids from 1, and offsets."""
+    stripped = list(texts) if whitespace else ["".join(t.split()) for t in texts]
     offsets = np.zeros(len(stripped) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in stripped], out=offsets[1:])
     points = np.frombuffer("".join(stripped).encode("utf-32-le"), dtype=np.uint32)
@@ -159,24 +182,58 @@ def compute_chrf_stats(
     if settings.lowercase:
         texts = [t.lower() for t in texts]
     n_hyp = len(hypotheses)
-    parts = [_per_reference_counts(_char_ids(texts), n_hyp, sentence_ids, n_sent, n_refs, settings.char_order)]
+    parts = [_per_reference_counts(_char_ids(texts, settings.whitespace), n_hyp, sentence_ids, n_sent, n_refs,
+                                   settings.char_order)]
     if settings.word_order:
         parts.append(_per_reference_counts(_word_ids(texts), n_hyp, sentence_ids, n_sent, n_refs, settings.word_order))
     per_ref = np.concatenate(parts, axis=2).reshape(n_hyp, n_refs, settings.width).astype(np.float64)
     if n_refs == 1:
         return per_ref[:, 0, :]
-    scores = chrf_from_rows(per_ref.reshape(-1, settings.width), settings.beta).reshape(n_hyp, n_refs)
-    best = np.argmax(100 * scores, axis=1)  # the first of the highest, as sacrebleu's strict '>'
+    scores = _percent(per_ref.reshape(-1, settings.width), settings.beta, settings.eps_smoothing).reshape(n_hyp, n_refs)
+    best = np.argmax(scores, axis=1)  # the first of the highest, as sacrebleu's strict '>'
     return per_ref[np.arange(n_hyp), best]
 
 
-def chrf_from_rows(stats: np.ndarray, beta: int = 2) -> np.ndarray:
+def chrf_from_rows(stats: np.ndarray, beta: int = 2, eps_smoothing: bool = False) -> np.ndarray:
     """chrF (0-1) of each statistics row, with sacrebleu's arithmetic (``CHRF._compute_f_score``).
 
     The operations are sacrebleu's, in its order, so that the scores are equal to the last bit
     (which matters when sacrebleu picks the best of several references by this score).
     """
     stats = np.atleast_2d(np.asarray(stats, dtype=np.float64))
+    if eps_smoothing:
+        return _eps_percent(stats, beta) / 100
+    return _effective_order(stats, beta)
+
+
+def _percent(stats: np.ndarray, beta: int, eps_smoothing: bool) -> np.ndarray:
+    """chrF (0-100) of each statistics row, bit for bit sacrebleu's ``CHRF._compute_f_score``."""
+    stats = np.atleast_2d(np.asarray(stats, dtype=np.float64))
+    if eps_smoothing:
+        return _eps_percent(stats, beta)
+    return 100 * _effective_order(stats, beta)
+
+
+def _eps_percent(stats: np.ndarray, beta: int) -> np.ndarray:
+    """sacrebleu's ``eps_smoothing=True`` branch: 100 * the mean over every order of its F-beta,
+    with 1e-16 for a precision (recall) without hypothesis (reference) n-grams and for an F whose
+    denominator is 0 (chrF++.py, NLTK and Moses)."""
+    eps = 1e-16
+    factor = beta**2
+    n_orders = stats.shape[1] // 3
+    score = np.zeros(stats.shape[0])
+    for i in range(n_orders):
+        n_hyp, n_ref, n_match = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = np.where(n_hyp > 0, n_match / n_hyp, eps)
+            rec = np.where(n_ref > 0, n_match / n_ref, eps)
+            denom = factor * prec + rec
+            score = score + np.where(denom > 0, (1 + factor) * prec * rec / denom, eps)
+    return 100 * score / n_orders
+
+
+def _effective_order(stats: np.ndarray, beta: int) -> np.ndarray:
+    """sacrebleu's default branch (0-1): precision and recall averaged over the effective orders."""
     factor = beta**2
     n_rows = stats.shape[0]
     avg_prec = np.zeros(n_rows)
@@ -197,17 +254,17 @@ def chrf_from_rows(stats: np.ndarray, beta: int = 2) -> np.ndarray:
     return np.where(avg_prec + avg_rec != 0, score, 0.0)
 
 
-def chrf_from_stats(stats: np.ndarray, beta: int = 2) -> float:
+def chrf_from_stats(stats: np.ndarray, beta: int = 2, eps_smoothing: bool = False) -> float:
     """Corpus chrF (0-1) of an ``(N, width)`` statistics matrix (or one row): sum, then score."""
     stats = np.asarray(stats, dtype=np.float64)
-    return float(chrf_from_rows(stats.reshape(-1, stats.shape[-1]).sum(axis=0), beta)[0])
+    return float(chrf_from_rows(stats.reshape(-1, stats.shape[-1]).sum(axis=0), beta, eps_smoothing)[0])
 
 
 def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                 settings: ChrfSettings = ChrfSettings()) -> float:
     """Corpus chrF (0-1) of aligned hypotheses and reference sets, equal to sacrebleu's ``corpus_score`` / 100."""
     stats = compute_chrf_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
-    return chrf_from_stats(stats, settings.beta)
+    return chrf_from_stats(stats, settings.beta, settings.eps_smoothing)
 
 
 def chrf_and_gradient(stats_sum: np.ndarray, beta: float = 2.0) -> tuple[float, np.ndarray]:

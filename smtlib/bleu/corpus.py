@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.stats import HYP_LEN, MATCHES, NGRAM_ORDER, REF_LEN, TOTALS, BleuSettings, compute_stats
+from smtlib.bleu.stats import HYP_LEN, MATCHES, REF_LEN, TOTALS, BleuSettings, compute_stats
 
 SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
 _LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
@@ -28,22 +28,24 @@ def bleu_from_stats(
 ) -> float:
     """BLEU (0-1) of one statistics row, e.g. a corpus sum, exactly as sacrebleu computes it.
 
-    The defaults are sacrebleu's ``BLEU()`` defaults (``exp`` smoothing, no effective order).
+    The defaults are sacrebleu's ``BLEU()`` defaults (``exp`` smoothing, no effective order). The
+    n-gram order is the row's: ``(len(stats) - 2) / 2`` (sacrebleu's ``max_ngram_order``).
     """
     if smooth_value is None:
         smooth_value = SMOOTH_DEFAULTS[smooth_method]
-    correct = [float(x) for x in stats[MATCHES]]
-    total = [float(x) for x in stats[TOTALS]]
+    order = (len(stats) - 2) // 2
+    correct = [float(x) for x in stats[2 : 2 + order]]
+    total = [float(x) for x in stats[2 + order : 2 + 2 * order]]
     sys_len, ref_len = float(stats[HYP_LEN]), float(stats[REF_LEN])
     bp = 1.0
     if sys_len < ref_len:
         bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
     if not any(correct):
         return 0.0
-    precisions = [0.0] * NGRAM_ORDER
+    precisions = [0.0] * order
     smooth_mteval = 1.0
-    eff_order = NGRAM_ORDER
-    for n in range(1, NGRAM_ORDER + 1):
+    eff_order = order
+    for n in range(1, order + 1):
         if smooth_method == "add-k" and n > 1:
             correct[n - 1] += smooth_value
             total[n - 1] += smooth_value
@@ -64,7 +66,7 @@ def bleu_from_stats(
 
 
 def corpus_bleu_from_stats(stats: np.ndarray, **kwargs) -> float:
-    """Corpus BLEU (0-1) of an ``(N, STATS_WIDTH)`` statistics matrix: sum, then score."""
+    """Corpus BLEU (0-1) of an ``(N, width)`` statistics matrix: sum, then score."""
     stats = np.asarray(stats, dtype=np.float64)
     return bleu_from_stats(stats.reshape(-1, stats.shape[-1]).sum(axis=0), **kwargs)
 
@@ -78,9 +80,9 @@ def corpus_bleu(
     """Corpus BLEU (0-1) of aligned hypotheses and reference sets (one hypothesis per reference line).
 
     This is what every command prints: ``smtlib bleu`` on a file, ``rerank``, ``tune`` and
-    ``kbest stats`` on the 1-best lines they would write (an empty line for a sentence without a
-    hypothesis), with the same defaults (:class:`~smtlib.bleu.stats.BleuSettings`, ``exp``
-    smoothing, no effective order).
+    ``kbest stats`` on the 1-best of the sentences a pool covers (the reference lines its ids
+    choose, :func:`smtlib.bleu.references.covered_sentences`), with the same defaults
+    (:class:`~smtlib.bleu.stats.BleuSettings`, ``exp`` smoothing, no effective order).
     """
     stats = compute_stats(hypotheses, np.arange(len(hypotheses)), references, settings)
     return corpus_bleu_from_stats(stats, **kwargs)

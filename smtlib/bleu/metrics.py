@@ -123,9 +123,7 @@ class Bleu(Metric):
 
     @property
     def width(self) -> int:
-        from smtlib.bleu.stats import STATS_WIDTH
-
-        return STATS_WIDTH
+        return self.settings.width
 
     def stats(self, hypotheses, sentence_ids, references) -> np.ndarray:
         return compute_stats(hypotheses, sentence_ids, references, self.settings)
@@ -174,15 +172,15 @@ class Chrf(Metric):
         return compute_chrf_stats(hypotheses, sentence_ids, references, self.settings)
 
     def sentence(self, stats: np.ndarray) -> np.ndarray:
-        return chrf_from_rows(stats, self.settings.beta)
+        return chrf_from_rows(stats, self.settings.beta, self.settings.eps_smoothing)
 
     def corpus(self, stats: np.ndarray) -> float:
-        return float(chrf_from_rows(self._summed(stats), self.settings.beta)[0])
+        return float(chrf_from_rows(self._summed(stats), self.settings.beta, self.settings.eps_smoothing)[0])
 
     def signature(self, n_refs: int, sentence: bool = False) -> str:
         s = self.settings
-        return (f"nrefs:{n_refs}|case:{'lc' if s.lowercase else 'mixed'}|eff:yes|nc:{s.char_order}|nw:{s.word_order}"
-                f"|space:no|{_versions()}")
+        return (f"nrefs:{n_refs}|case:{'lc' if s.lowercase else 'mixed'}|eff:{_yes(not s.eps_smoothing)}"
+                f"|nc:{s.char_order}|nw:{s.word_order}|space:{_yes(s.whitespace)}|{_versions()}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,8 +229,9 @@ METRICS: dict[str, type[Metric]] = {cls.name: cls for cls in (Bleu, Chrf, ChrfPl
 class MetricOptions:
     """Every setting a command can give the metrics (each metric takes its own).
 
-    ``chrf_char_order`` and ``chrf_beta`` apply to chrF and chrF++; ``chrf_word_order`` to chrF (None:
-    each name's own, 0 for ``chrf`` and 2 for ``chrf++``, which is chrF with word order 2).
+    ``chrf_char_order``, ``chrf_beta``, ``chrf_whitespace`` and ``chrf_eps_smoothing`` apply to chrF
+    and chrF++; ``chrf_word_order`` to chrF (None: each name's own, 0 for ``chrf`` and 2 for
+    ``chrf++``, which is chrF with word order 2).
     """
 
     bleu: BleuSettings = BleuSettings()
@@ -241,6 +240,8 @@ class MetricOptions:
     chrf_char_order: int = ChrfSettings.char_order
     chrf_word_order: int | None = None
     chrf_beta: int = ChrfSettings.beta
+    chrf_whitespace: bool = False
+    chrf_eps_smoothing: bool = False
 
 
 def get_metric(name: str, options: MetricOptions = MetricOptions()) -> Metric:
@@ -256,7 +257,9 @@ def get_metric(name: str, options: MetricOptions = MetricOptions()) -> Metric:
                              "use chrf with that word order")
         word_order = own if options.chrf_word_order is None else options.chrf_word_order
         return METRICS[name](ChrfSettings(char_order=options.chrf_char_order, word_order=word_order,
-                                          beta=options.chrf_beta, lowercase=options.lowercase))
+                                          beta=options.chrf_beta, lowercase=options.lowercase,
+                                          whitespace=options.chrf_whitespace,
+                                          eps_smoothing=options.chrf_eps_smoothing))
     return Ter(options.ter)
 
 

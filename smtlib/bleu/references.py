@@ -1,4 +1,4 @@
-"""Loading reference sets: one file per set, one segment per line, all of the same length.
+"""Reading reference sets, and the one rule for which reference lines a score covers.
 
 A damaged reference file changes every BLEU computed with it, so the reader is strict: an empty
 (or blank) line is an error -- a reference segment is never empty -- and so is a file whose line
@@ -7,19 +7,22 @@ both). Several files: the line count most of them share is taken as the right on
 named in the error is the odd one out (with two files, the second). Count errors name the first
 line that is missing or extra.
 
-References and a pool (issue 28). Sentence ids are line numbers of the references, so a k-best
-pool (or lattice set) whose largest sentence id + 1 is below the references' line count scores
-reference lines it has no hypothesis for -- every such line is an empty hypothesis, and the BLEU
-of the whole falls towards 0 (Moses's ``test_scorer_data``: 100 sentences, 2,000 reference lines).
-:func:`references_for_pool` makes that an error unless the command is asked (``--refs-prefix``) to
-score only the first lines, one per sentence of the pool. A sentence id missing in the middle of
-the pool is not affected: its reference line is scored against an empty hypothesis, as
-``smtlib rerank`` writes an empty line for it.
+**Which sentences a score covers** (:func:`covered_sentences`, called by every command that prints
+a score). Sentence ids are 0-based reference line numbers. A k-best pool or a lattice set scores
+exactly the sentences it has hypotheses for, as Moses's ``mert`` does: its ids select the
+reference lines, so a pool of ids 50-99 (the held-out half of a 100-sentence n-best list) is scored
+on reference lines 51-100, and a pool with a gap leaves the gap's lines out; references may have
+more lines than the pool. A file with one hypothesis per line (a 1-best output, a source) has the
+ids 0, 1, ...: it must have as many lines as the references, unless the command is asked
+(``--refs-prefix``) to score the references' first lines only. An id beyond the references is an
+error either way. Every printed score says what it covers (:class:`Coverage`: ``50 sentences of
+100 reference lines``).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 from collections.abc import Sequence
 
@@ -27,6 +30,22 @@ import numpy as np
 
 from smtlib.errors import InputError
 from smtlib.io import read_lines
+
+
+def read_segments(path: str | os.PathLike, *, what: str, allow_empty: bool = False) -> list[str]:
+    """The lines of a file of segments to score (references, hypotheses), as :func:`smtlib.io.read_lines`.
+
+    Raises
+    ------
+    InputError
+        Also for a file that starts with a UTF-8 byte-order mark: it would be scored as part of the
+        first word of the first segment (sacrebleu keeps it), changing BLEU with nothing to show.
+    """
+    lines = read_lines(path, what=what, allow_empty=allow_empty)
+    if lines and lines[0].startswith("\ufeff"):
+        raise InputError("starts with a UTF-8 byte-order mark (U+FEFF), which would be scored as part of the first "
+                         "word: save the file as UTF-8 without it", path, 1)
+    return lines
 
 
 def read_references(
@@ -48,12 +67,12 @@ def read_references(
     Raises
     ------
     InputError
-        If no file is given, a file is missing, empty or has an empty line, or the files (or a file
-        and the source) differ in length.
+        If no file is given, a file is missing, empty, has an empty line or starts with a byte-order
+        mark, or the files (or a file and the source) differ in length.
     """
     if not paths:
         raise InputError("no reference file given")
-    sets = [read_lines(p, what="reference file") for p in paths]
+    sets = [read_segments(p, what="reference file") for p in paths]
     for path, lines in zip(paths, sets, strict=True):
         for lineno, line in enumerate(lines, 1):
             if not line.strip():
@@ -74,49 +93,102 @@ def read_references(
     return sets
 
 
-#: the option that makes a command score only the references' first lines (:func:`references_for_pool`)
+#: the option that lets a file of hypotheses be scored against the first lines of longer references
 REFS_PREFIX_OPTION = "--refs-prefix"
 
 
-def references_for_pool(
-    references: Sequence[Sequence[str]],
-    paths: Sequence[str | os.PathLike],
-    n_sentences: int,
+@dataclasses.dataclass(frozen=True)
+class Coverage:
+    """The sentences a corpus score covers (:func:`covered_sentences`).
+
+    Attributes
+    ----------
+    ids
+        The sentence ids scored, ascending: reference line numbers (0-based).
+    n_lines
+        The references' line count.
+    """
+
+    ids: np.ndarray
+    n_lines: int
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.ids)
+
+    @property
+    def complete(self) -> bool:
+        """Every reference line is scored."""
+        return self.n_sentences == self.n_lines
+
+    def __str__(self) -> str:
+        """``50 sentences of 100 reference lines``."""
+        n, m = self.n_sentences, self.n_lines
+        return f"{n} sentence{'' if n == 1 else 's'} of {m} reference line{'' if m == 1 else 's'}"
+
+    def info(self) -> dict:
+        """The counts as JSON fields: ``{"sentences": 50, "reference_lines": 100}``."""
+        return {"sentences": self.n_sentences, "reference_lines": self.n_lines}
+
+    def references(self, references: Sequence[Sequence[str]]) -> list[list[str]]:
+        """The covered lines of each reference set, in id order."""
+        ids = self.ids.tolist()
+        return [[ref[i] for i in ids] for ref in references]
+
+    def pick(self, by_id: Sequence[str]) -> list[str]:
+        """The covered entries of a list indexed by sentence id (e.g. the 1-best line of each id)."""
+        return [by_id[i] for i in self.ids.tolist()]
+
+
+def covered_sentences(
+    ids: np.ndarray | Sequence[int],
+    references: Sequence[Sequence[str]] | int,
     *,
-    prefix: bool = False,
     what: str = "the k-best pool",
-) -> Sequence[Sequence[str]]:
-    """The references of a pool's sentences: all of them, or (``prefix``) their first ``n_sentences`` lines.
+    path: str | os.PathLike | None = None,
+    lines: bool = False,
+    prefix: bool = False,
+) -> Coverage:
+    """The sentences a score of ``what`` against ``references`` covers: the one rule of every command.
 
     Parameters
     ----------
+    ids
+        The sentence ids that have hypotheses (in any order, repeated or not): a pool's or lattice
+        set's ids, or ``range(n)`` for a file of n lines (``lines``).
     references
-        The reference sets (:func:`read_references`), all of the same length.
-    paths
-        Their files, for the message.
-    n_sentences
-        The pool's largest sentence id + 1 (ids without hypotheses in the middle count).
+        The reference sets (:func:`read_references`) or their line count.
+    what, path
+        What is scored and its file, for the messages.
+    lines
+        ``what`` is a file whose line i is sentence i (a 1-best output, a source): it must have one
+        line per reference line, unless ``prefix``.
     prefix
-        Score only the first ``n_sentences`` lines (the command's ``--refs-prefix``) instead of
-        failing when there are more.
-    what
-        The pool, for the message (``"the k-best pool"``, ``"the lattice set"``).
+        With ``lines``, a file with fewer lines than the references covers their first lines (the
+        command's ``--refs-prefix``).
 
     Raises
     ------
     InputError
-        If the references have more lines than ``n_sentences`` and ``prefix`` is false: at the
-        first reference line the pool has no sentence for, naming the line count and the pool's.
+        For an id beyond the references (a negative id too), or a ``lines`` file whose line count
+        differs from the references' (fewer lines only without ``prefix``).
     """
-    n_lines = len(references[0]) if references else 0
-    if n_lines <= n_sentences:  # fewer: a sentence id beyond the references, which the readers report
-        return references
-    if not prefix:
-        ids = f" (ids 0 to {n_sentences - 1})" if n_sentences else ""
-        raise InputError(
-            f"has {n_lines} lines but {what} has {n_sentences} sentences{ids}: give one reference line per sentence, "
-            f"or {REFS_PREFIX_OPTION} to score only the first {n_sentences} lines", paths[0], n_sentences + 1)
-    return [list(ref[:n_sentences]) for ref in references]
+    n_lines = references if isinstance(references, int) else (len(references[0]) if references else 0)
+    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    if lines:
+        n = len(ids)
+        if n > n_lines:
+            raise InputError(f"has {n} lines but the references have {n_lines}", path, n_lines + 1)
+        if n < n_lines and not prefix:
+            raise InputError(f"has {n} lines but the references have {n_lines} (give one line per reference line, "
+                             f"or {REFS_PREFIX_OPTION} to score the first {n} reference lines)", path, n + 1)
+        return Coverage(ids, n_lines)
+    if len(ids) and ids[0] < 0:
+        raise InputError(f"{what} has the negative sentence id {int(ids[0])}", path)
+    if len(ids) and ids[-1] >= n_lines:
+        raise InputError(f"{what} has sentence id {int(ids[-1])}, beyond the references ({n_lines} lines, "
+                         f"ids 0 to {n_lines - 1})", path)
+    return Coverage(ids, n_lines)
 
 
 def check_sentence_ids(sentence_ids, hypotheses, references) -> tuple[np.ndarray, int]:

@@ -10,14 +10,16 @@ reference-length rule and this implementation added::
 (sacrebleu's ``floor[0.10]``), or, for a sentence-level variant (:mod:`smtlib.bleu.variants`), the
 variant's name with every parameter (``bleu+1[value=1]``, ``moses-smoothed[smoothing=1,bp_smooth=no]``);
 ``eff`` is the effective-order setting (a variant parameter for the sentence-level variants that have
-one). Two scores with equal signatures were computed the same way.
+one). A largest n-gram order other than sacrebleu's 4 (sacrebleu's ``max_ngram_order``, which its
+own signature does not show) adds ``ngram:N`` after ``reflen``. Two scores with equal signatures
+were computed the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from smtlib.bleu.stats import BleuSettings
+from smtlib.bleu.stats import NGRAM_ORDER, BleuSettings
 
 
 def format_parameter(value) -> str:
@@ -78,6 +80,7 @@ class BleuSignature:
             f"tok:{self.settings.tokenize}",
             f"smooth:{smooth}",
             f"reflen:{self.settings.ref_length}",
+            *([f"ngram:{self.settings.max_ngram_order}"] if self.settings.max_ngram_order != NGRAM_ORDER else []),
             f"version:{sacrebleu.__version__}",
             f"impl:smtlib-{__version__}",
         ]

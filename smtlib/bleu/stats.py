@@ -1,25 +1,27 @@
 """BLEU sufficient statistics, computed for many hypotheses at once.
 
-Layout of one statistics row (float64, the layout of sacrebleu's ``_compute_segment_statistics``):
+Layout of one statistics row (float64, the layout of sacrebleu's ``_compute_segment_statistics``),
+for n-gram orders 1..N (``BleuSettings.max_ngram_order``, sacrebleu's ``max_ngram_order``; 4 by
+default, the width ``2 + 2N`` follows it):
 
-=========  =====================================================================
-column     meaning
-=========  =====================================================================
-0          hypothesis length in tokens (``HYP_LEN``)
-1          effective reference length (``REF_LEN``; closest / shortest / average)
-2 .. 5     clipped matches of 1- to 4-grams (``MATCHES``)
-6 .. 9     hypothesis 1- to 4-gram counts (``TOTALS``)
-=========  =====================================================================
+=============  =====================================================================
+column         meaning
+=============  =====================================================================
+0              hypothesis length in tokens (``HYP_LEN``)
+1              effective reference length (``REF_LEN``; closest / shortest / average)
+2 .. N+1       clipped matches of 1- to N-grams (``MATCHES`` for N = 4)
+N+2 .. 2N+1    hypothesis 1- to N-gram counts (``TOTALS`` for N = 4)
+=============  =====================================================================
 
 Clipping follows Papineni et al. (2002): a hypothesis n-gram is credited at most as many times as
 it occurs in the reference where it occurs most often. The ``closest`` rule picks the reference
 length nearest the hypothesis length, the shorter one on ties (sacrebleu, Moses ``--closest``);
 ``shortest`` is the IBM/NIST rule; ``average`` is Moses's ``--average``.
 
-Speed (see :mod:`smtlib.bleu._kernels`): tokens become integer ids in a compiled interner, n-grams
-are packed exactly into 64-bit keys (16 bits per token; when a corpus has 65,535 types or more,
-ids are renumbered per sentence, where they fit), and a compiled kernel counts clipped matches
-with a hash table of reference n-grams per sentence.
+Speed (see :mod:`smtlib.bleu._kernels`): tokens become integer ids in a compiled interner, and a
+compiled kernel counts clipped matches with a hash table of reference n-grams per sentence, each
+n-gram keyed exactly by its prefix's entry and its last token (no limit on the vocabulary of a
+corpus or of one sentence, nor on the order).
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ from smtlib.errors import InputError
 # numba (smtlib.bleu._kernels) and pandas are imported where they are used: together they cost about
 # a second of start-up that commands which never score (``--help``, ``tune --list``) should not pay.
 
+#: sacrebleu's default n-gram order, the width of the statistics the tuners and pools keep
 NGRAM_ORDER = 4
+#: the orders ``max_ngram_order`` may take (sacrebleu's ``max_ngram_order``)
+NGRAM_ORDERS = range(1, 7)
 HYP_LEN = 0
 REF_LEN = 1
 MATCHES = slice(2, 2 + NGRAM_ORDER)
@@ -75,17 +80,39 @@ class BleuSettings:
     ref_length
         Effective reference length rule: ``closest`` (sacrebleu and Moses default), ``shortest``
         or ``average``.
+    max_ngram_order
+        The largest n-gram order (sacrebleu's ``max_ngram_order``, 1-6; 4). A statistics row has
+        ``2 + 2 * max_ngram_order`` columns (:attr:`width`). The tuners and binary pools work on
+        4-gram statistics.
     """
 
     tokenize: str = "13a"
     lowercase: bool = False
     ref_length: str = "closest"
+    max_ngram_order: int = NGRAM_ORDER
 
     def __post_init__(self) -> None:
+        if isinstance(self.max_ngram_order, bool) or not isinstance(self.max_ngram_order, int) or \
+                self.max_ngram_order not in NGRAM_ORDERS:
+            raise InputError(f"the BLEU n-gram order must be an integer from {NGRAM_ORDERS[0]} to {NGRAM_ORDERS[-1]}, "
+                             f"got {self.max_ngram_order!r}")
         if self.ref_length not in REF_LENGTH_RULES:
             raise InputError(f"unknown reference-length rule {self.ref_length!r} (choose from {', '.join(REF_LENGTH_RULES)})")
         if self.tokenize not in tokenizers():
             raise InputError(f"unknown tokenizer {self.tokenize!r} (sacrebleu's are {', '.join(tokenizers())})")
+
+    @property
+    def width(self) -> int:
+        """Columns of a statistics row: ``2 + 2 * max_ngram_order``."""
+        return 2 + 2 * self.max_ngram_order
+
+    def to_dict(self) -> dict:
+        """The settings as a JSON object (a pool header's ``bleu``); ``max_ngram_order`` only when it
+        is not 4, so a header without it means 4-gram statistics."""
+        fields = dataclasses.asdict(self)
+        if self.max_ngram_order == NGRAM_ORDER:
+            del fields["max_ngram_order"]
+        return fields
 
 
 @functools.cache
@@ -156,7 +183,7 @@ def compute_stats(
     Returns
     -------
     numpy.ndarray
-        ``(N, STATS_WIDTH)`` float64 array in the layout of this module's docstring.
+        ``(N, settings.width)`` float64 array in the layout of this module's docstring.
     """
     sentence_ids, n_sent = check_sentence_ids(sentence_ids, hypotheses, references)
     n_refs = len(references)
@@ -172,12 +199,12 @@ def compute_stats(
     order = np.argsort(sentence_ids, kind="stable")
     sent_offsets = np.zeros(n_sent + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentence_ids, minlength=n_sent), out=sent_offsets[1:])
-    renumber = n_types >= 65535  # ids must fit in 16 bits to pack 4-grams exactly
+    if n_types >= 1 << 32:  # the kernel's n-gram keys hold a token id in 32 bits
+        raise InputError(f"{n_types} distinct tokens: BLEU statistics take at most {(1 << 32) - 1}")
     from smtlib.bleu._kernels import stats_kernel
 
-    stats_sorted = stats_kernel(
-        hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs, _RULE_CODE[settings.ref_length], renumber
-    )
+    stats_sorted = stats_kernel(hyp_ids, hyp_offsets, order, sent_offsets, ref_ids, ref_offsets, n_refs,
+                                _RULE_CODE[settings.ref_length], settings.max_ngram_order)
     stats = np.empty_like(stats_sorted)
     stats[order] = stats_sorted
     return stats

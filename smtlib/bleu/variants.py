@@ -34,9 +34,13 @@ from smtlib.errors import InputError
 from smtlib.values import convert
 
 
-def _as_rows(stats: np.ndarray) -> np.ndarray:
+def _as_rows(stats: np.ndarray, any_order: bool = False) -> np.ndarray:
+    """``stats`` as an ``(N, STATS_WIDTH)`` float64 matrix (``any_order``: ``(N, 2 + 2n)``, n >= 1)."""
     stats = np.asarray(stats, dtype=np.float64)
-    if stats.ndim != 2 or stats.shape[1] != STATS_WIDTH:
+    if any_order:
+        if stats.ndim != 2 or stats.shape[1] < 4 or stats.shape[1] % 2:
+            raise ValueError(f"statistics must have shape (N, 2 + 2n), got {stats.shape}")
+    elif stats.ndim != 2 or stats.shape[1] != STATS_WIDTH:
         raise ValueError(f"statistics must have shape (N, {STATS_WIDTH}), got {stats.shape}")
     return stats
 
@@ -77,23 +81,25 @@ class SacrebleuSentence(SentenceBleu):
     Reproduces sacrebleu's conventions exactly: a score of 0 when no n-gram of any order matches;
     ``add-k`` adds k to matches and totals of orders n > 1; ``exp`` halves the precision
     credit of each successive order with no match (mteval); ``floor`` uses ``value / total``;
-    with ``effective_order`` orders after the first one without n-grams are ignored.
+    with ``effective_order`` orders after the first one without n-grams are ignored. The n-gram
+    order is the statistics' (sacrebleu's ``max_ngram_order``: rows of ``2 + 2n`` columns).
     """
 
     method = "none"
     defaults = {"effective_order": True}
 
     def score(self, stats: np.ndarray) -> np.ndarray:
-        stats = _as_rows(stats)
+        stats = _as_rows(stats, any_order=True)
         value = self.params.get("value")
-        m = stats[:, MATCHES].copy()
-        t = stats[:, TOTALS].copy()
+        max_order = (stats.shape[1] - 2) // 2
+        m = stats[:, 2 : 2 + max_order].copy()
+        t = stats[:, 2 + max_order :].copy()
         n_rows = len(stats)
-        log_p = np.zeros((n_rows, NGRAM_ORDER))
-        included = np.zeros((n_rows, NGRAM_ORDER), dtype=bool)
+        log_p = np.zeros((n_rows, max_order))
+        included = np.zeros((n_rows, max_order), dtype=bool)
         alive = np.ones(n_rows, dtype=bool)  # no order without n-grams seen yet
         smooth_mteval = np.ones(n_rows)
-        for n in range(NGRAM_ORDER):
+        for n in range(max_order):
             if self.method == "add-k" and n > 0:
                 m[:, n] += value
                 t[:, n] += value
@@ -111,14 +117,14 @@ class SacrebleuSentence(SentenceBleu):
         if self.params["effective_order"]:
             order = included.sum(axis=1)
         else:
-            order = np.full(n_rows, NGRAM_ORDER)
+            order = np.full(n_rows, max_order)
             # sacrebleu breaks at the first order without n-grams: those precisions stay 0 -> log 0
         log_sum = np.where(included, log_p, 0.0 if self.params["effective_order"] else -9999999999.0).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(order > 0, log_sum / np.maximum(order, 1), 0.0)
         bp = np.exp(_log_brevity(stats[:, HYP_LEN], stats[:, REF_LEN]))
         result = bp * np.exp(mean)
-        no_match = ~np.any(stats[:, MATCHES] > 0, axis=1)
+        no_match = ~np.any(stats[:, 2 : 2 + max_order] > 0, axis=1)
         return np.where(no_match, 0.0, result)
 
 

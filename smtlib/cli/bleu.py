@@ -1,11 +1,16 @@
 """Corpus BLEU equal to sacrebleu's, or one sentence-level BLEU variant per line.
 
-Corpus mode prints a JSON object with ``score`` (0-100) and a ``signature``; ``--score-only``
-prints the number alone. ``--sentence --variant NAME`` prints one score per hypothesis line, and a
-signature line on stderr. Hypotheses come from ``--hyps FILE`` or standard input. Defaults are the
-project's, the same in every command (``smtlib.bleu.stats.BleuSettings``: sacrebleu's own defaults,
-``--tokenize 13a``, case-sensitive, closest reference length, ``exp`` smoothing), so corpus BLEU
-equals sacrebleu's with the same options, and with none. Pre-tokenized MT output is usually scored
+Corpus mode prints a JSON object with ``score`` (0-100), a ``signature`` and the sentences it
+covers (``sentences`` of ``reference_lines``); ``--score-only`` prints the number alone. Line i of
+the hypotheses is scored against line i of the references: a file with fewer lines than the
+references is an error unless ``--refs-prefix`` asks to score the references' first lines (then a
+note on stderr counts them). ``--bleu-max-ngram-order`` is sacrebleu's ``max_ngram_order`` (1-6;
+4); the statistics and the signature (``ngram:N``) follow it. ``--sentence --variant NAME`` prints
+one score per hypothesis line, and a signature line on stderr. Hypotheses come from ``--hyps
+FILE`` or standard input. Defaults are the project's, the same in every command
+(``smtlib.bleu.stats.BleuSettings``: sacrebleu's own defaults, ``--tokenize 13a``, case-sensitive,
+closest reference length, ``exp`` smoothing), so corpus BLEU equals sacrebleu's with the same
+options, and with none. Pre-tokenized MT output is usually scored
 with ``--tokenize none`` (as the workflow does).
 
 Examples::
@@ -26,17 +31,18 @@ import numpy as np
 from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.bleu.stats import compute_stats
-from smtlib.bleu.variants import VARIANTS, get_variant
-from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
+from smtlib.bleu.stats import NGRAM_ORDER, compute_stats
+from smtlib.bleu.variants import VARIANTS, SacrebleuSentence, get_variant
+from smtlib.cli.common import (add_bleu_options, add_refs_prefix_option, bleu_settings, parse_assignments,
+                               read_hypothesis_file)
 from smtlib.errors import InputError
-from smtlib.io import read_lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files (one per reference set)")
     parser.add_argument("--hyps", "-i", default="-", help="hypothesis file, one segment per line (default: stdin)")
-    add_bleu_options(parser)
+    add_refs_prefix_option(parser)
+    add_bleu_options(parser, ngram_order=True)
     parser.add_argument("--smooth-method", default="exp", choices=sorted(SMOOTH_DEFAULTS), help="corpus smoothing (default: exp, as sacrebleu)")
     parser.add_argument("--smooth-value", type=float, default=None, help="value for floor / add-k smoothing")
     parser.add_argument("--score-only", "-b", action="store_true", help="print only the score")
@@ -61,13 +67,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--refs is required")
     settings = bleu_settings(args)
     references = read_references(args.refs)
-    hyps = read_lines(args.hyps, what="hypothesis file", allow_empty=True)
-    if len(hyps) != len(references[0]):
-        raise InputError(f"has {len(hyps)} lines but the references have {len(references[0])}", args.hyps,
-                         min(len(hyps), len(references[0])) + 1)
-    stats = compute_stats(hyps, np.arange(len(hyps)), references, settings)
+    hyps, references, coverage = read_hypothesis_file(args, references)
     if args.sentence:
         variant = get_variant(args.variant, **parse_assignments(args.param, "--param"))
+        if settings.max_ngram_order != NGRAM_ORDER and not isinstance(variant, SacrebleuSentence):
+            orders = ", ".join(name for name, cls in VARIANTS.items() if issubclass(cls, SacrebleuSentence))
+            raise InputError(f"the variant {args.variant} is defined on 4-gram statistics; --bleu-max-ngram-order "
+                             f"applies to the variants of any order ({orders})")
+    stats = compute_stats(hyps, np.arange(len(hyps)), references, settings)
+    if args.sentence:
         scores = variant.score_sequence(stats) if hasattr(variant, "score_sequence") else variant.score(stats)
         out = sys.stdout
         for value in scores:
@@ -80,16 +88,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"{100 * score:.4f}")
         return 0
     total = stats.sum(axis=0)
+    order = settings.max_ngram_order
     print(
         json.dumps(
             {
                 "name": "BLEU",
                 "score": round(100 * score, 10),
                 "signature": signature,
+                **coverage.info(),
                 "sys_len": int(total[0]),
                 "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
-                "counts": [int(x) for x in total[2:6]],
-                "totals": [int(x) for x in total[6:10]],
+                "counts": [int(x) for x in total[2 : 2 + order]],
+                "totals": [int(x) for x in total[2 + order : 2 + 2 * order]],
             },
             indent=1,
         )

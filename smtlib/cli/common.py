@@ -6,20 +6,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.references import REFS_PREFIX_OPTION, references_for_pool
-from smtlib.bleu.stats import REF_LENGTH_RULES, BleuSettings, tokenizers
+from smtlib.bleu.references import REFS_PREFIX_OPTION
+from smtlib.bleu.stats import NGRAM_ORDERS, REF_LENGTH_RULES, BleuSettings, tokenizers
 from smtlib.decoder.settings import SEARCHES, search_defaults
 from smtlib.errors import InputError
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(BleuSettings)}
 
 
-def add_bleu_options(parser: argparse.ArgumentParser) -> None:
-    """``--tokenize``, ``--lowercase``, ``--ref-length``, with the defaults of :class:`BleuSettings` (the only ones)."""
+def add_bleu_options(parser: argparse.ArgumentParser, *, ngram_order: bool = False) -> None:
+    """``--tokenize``, ``--lowercase``, ``--ref-length``, with the defaults of :class:`BleuSettings` (the only ones);
+    with ``ngram_order``, ``--bleu-max-ngram-order`` too (the commands that only score: the tuners and binary
+    pools keep 4-gram statistics)."""
     group = parser.add_argument_group("BLEU")
     group.add_argument(
         "--tokenize",
@@ -34,43 +36,45 @@ def add_bleu_options(parser: argparse.ArgumentParser) -> None:
         choices=REF_LENGTH_RULES,
         help=f"effective reference length with several references (default: {_DEFAULTS['ref_length']}, as sacrebleu)",
     )
+    if ngram_order:
+        group.add_argument(
+            "--bleu-max-ngram-order", type=int, default=_DEFAULTS["max_ngram_order"], metavar="N",
+            help=f"largest n-gram order of BLEU, {NGRAM_ORDERS[0]}-{NGRAM_ORDERS[-1]} (sacrebleu's max_ngram_order; "
+                 f"default: {_DEFAULTS['max_ngram_order']})")
 
 
 def bleu_settings(args: argparse.Namespace) -> BleuSettings:
-    return BleuSettings(tokenize=args.tokenize, lowercase=args.lowercase, ref_length=args.ref_length)
+    """The :class:`BleuSettings` of :func:`add_bleu_options`'s options."""
+    return BleuSettings(tokenize=args.tokenize, lowercase=args.lowercase, ref_length=args.ref_length,
+                        max_ngram_order=getattr(args, "bleu_max_ngram_order", _DEFAULTS["max_ngram_order"]))
 
 
-def add_refs_prefix_option(parser, n_is: str = "the k-best pool's largest sentence id + 1") -> None:
-    """``--refs-prefix``: the one option, in every command that scores a pool, that lets references be longer."""
-    parser.add_argument(REFS_PREFIX_OPTION, action="store_true",
-                        help=f"score only the first N reference lines, N = {n_is}; without it, references with "
-                             "more lines than that are an error")
+def add_refs_prefix_option(parser, *, pool: bool = False) -> None:
+    """``--refs-prefix`` (:func:`~smtlib.bleu.references.covered_sentences`): for a file with one
+    hypothesis per line, score it against the references' first lines; for a pool (``pool``) it is
+    accepted and has no effect, since the pool's sentence ids choose the reference lines."""
+    if pool:
+        text = ("accepted and without effect here: the sentence ids of the k-best pool (lattices) choose the "
+                "reference lines it is scored on, so references may have more lines; it matters for files with one "
+                "hypothesis per line (smtlib bleu, score, compare; tune mira's --source)")
+    else:
+        text = ("score a file with fewer lines than the references against their first lines (default: an error, "
+                "since line i of the file is scored against reference line i)")
+    parser.add_argument(REFS_PREFIX_OPTION, action="store_true", help=text)
 
 
-def pool_references(args: argparse.Namespace, references: Sequence[Sequence[str]], n_sentences: int, *,
-                    what: str = "the k-best pool") -> Sequence[Sequence[str]]:
-    """The references of a pool of ``n_sentences`` (:func:`~smtlib.bleu.references.references_for_pool`).
+def read_hypothesis_file(args: argparse.Namespace, references: Sequence[Sequence[str]]):
+    """``args.hyps`` (line i is sentence i) and the references of the lines it covers
+    (:func:`~smtlib.bleu.references.covered_sentences`, ``--refs-prefix``), with a note on stderr
+    when that is not every reference line: ``(hypotheses, references, coverage)``."""
+    from smtlib.bleu.references import covered_sentences, read_segments
 
-    With ``--refs-prefix``, the lines left out are counted on stderr (``smtlib CMD: note: ...``).
-    """
-    fitted = references_for_pool(references, args.refs, n_sentences, prefix=args.refs_prefix, what=what)
-    left_out = len(references[0]) - len(fitted[0])
-    if left_out:
-        lines = "line" if left_out == 1 else "lines"
-        print(f"smtlib {args.command}: note: {REFS_PREFIX_OPTION}: scoring the first {len(fitted[0])} of the "
-              f"{len(references[0])} lines of {args.refs[0]} ({left_out} reference {lines} left out)", file=sys.stderr)
-    return fitted
-
-
-def pool_references_function(args: argparse.Namespace, references: Sequence[Sequence[str]], *,
-                             what: str = "the k-best pool") -> Callable[[int], Sequence[Sequence[str]]]:
-    """:func:`pool_references` as a function of the pool's sentence count, for library calls that
-    learn it while reading (``add_kbest``, ``load_lattice_problem``)."""
-
-    def fit(n_sentences: int) -> Sequence[Sequence[str]]:
-        return pool_references(args, references, n_sentences, what=what)
-
-    return fit
+    hyps = read_segments(args.hyps, what="hypothesis file", allow_empty=True)
+    coverage = covered_sentences(range(len(hyps)), references, what="the hypothesis file", path=args.hyps, lines=True,
+                                 prefix=args.refs_prefix)
+    if not coverage.complete:
+        print(f"smtlib {args.command}: note: scoring {coverage} ({REFS_PREFIX_OPTION})", file=sys.stderr)
+    return hyps, coverage.references(references), coverage
 
 
 def add_search_options(parser, who: str = "") -> None:
@@ -132,3 +136,19 @@ def parse_assignments(items: list[str] | None, what: str = "--set") -> dict[str,
 def one_best_lines(texts: Sequence[str], rows: np.ndarray) -> list[str]:
     """The lines ``rerank`` writes: the text of each sentence's chosen row, empty where there is none."""
     return [texts[r] if r >= 0 else "" for r in rows]
+
+
+def pool_bleu(texts: Sequence[str], rows: np.ndarray, references: Sequence[Sequence[str]], coverage,
+              settings: BleuSettings) -> float:
+    """Corpus BLEU (0-1) of the chosen rows (one per sentence id, -1: none) on the sentences
+    ``coverage`` covers (:func:`~smtlib.bleu.references.covered_sentences`): what every command
+    prints for a pool."""
+    from smtlib.bleu.corpus import corpus_bleu
+
+    return corpus_bleu(coverage.pick(one_best_lines(texts, rows)), coverage.references(references), settings)
+
+
+def pool_metric(metric, texts: Sequence[str], rows: np.ndarray, references: Sequence[Sequence[str]], coverage) -> float:
+    """:func:`pool_bleu` for any metric of :mod:`smtlib.bleu.metrics` (sacrebleu's corpus score, 0-1)."""
+    hyps = coverage.pick(one_best_lines(texts, rows))
+    return metric.corpus(metric.stats(hyps, np.arange(len(hyps)), coverage.references(references)))

@@ -1,9 +1,11 @@
 """Compare systems tuned several times (Clark et al. 2011; MultEval's ``eval``).
 
 Each system is a group of optimizer replicas: the 1-best test outputs (plain or .gz, one line per
-reference line) of separate tuning runs. For each system and metric the table gives the mean over
-replicas, s_sel (bootstrap standard deviation over test-set resamples, averaged over replicas),
-s_opt (standard deviation across replicas) and the p-value of a stratified approximate
+reference line; ``--refs-prefix`` scores shorter outputs against the references' first lines) of
+separate tuning runs; the output ends with the sentences scored (``scored: 100 sentences of 100
+reference lines``). For each system and metric the table gives the mean over replicas, s_sel
+(bootstrap standard deviation over test-set resamples, averaged over replicas), s_opt (standard
+deviation across replicas) and the p-value of a stratified approximate
 randomization test against the baseline over all replicas (replica r of a system paired with
 replica r of the baseline), in MultEval's layout and rounding; ``--tsv`` writes the unrounded
 numbers, ``--latex`` a LaTeX tabular. The same inputs and ``--seed`` give the same numbers. See
@@ -30,7 +32,7 @@ import argparse
 import collections
 
 from smtlib.bleu.randomization import TIES
-from smtlib.bleu.references import read_references
+from smtlib.bleu.references import Coverage, covered_sentences, read_references, read_segments
 from smtlib.bleu.replicas import (
     DEFAULT_METRICS,
     METRICS,
@@ -41,9 +43,9 @@ from smtlib.bleu.replicas import (
     format_tsv,
 )
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import add_bleu_options, bleu_settings
+from smtlib.cli.common import add_bleu_options, add_refs_prefix_option, bleu_settings
 from smtlib.errors import InputError
-from smtlib.io import atomic_output, read_lines
+from smtlib.io import atomic_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "strict = MultEval and sacrebleu (identical systems p=1/(shuffles+1))")
     parser.add_argument("--tsv", metavar="FILE", help="also write the unrounded numbers as TSV")
     parser.add_argument("--latex", metavar="FILE", help="also write a LaTeX tabular")
+    add_refs_prefix_option(parser)
     add_bleu_options(parser)
 
 
@@ -90,10 +93,13 @@ def parse_groups(baseline: list[str], baseline_name: str, systems: list[str]) ->
     return groups
 
 
-def read_groups(groups: dict[str, list[str]], refs: list[str], n_ref_lines: int) -> dict[str, list[list[str]]]:
-    """Every replica file's lines; a file whose length differs from the others' (or all of them from
-    the references') is an error naming it."""
-    texts = {name: [read_lines(p, what="hypothesis file", allow_empty=True) for p in paths] for name, paths in groups.items()}
+def read_groups(groups: dict[str, list[str]], refs: list[str], n_ref_lines: int,
+                prefix: bool = False) -> tuple[dict[str, list[list[str]]], Coverage]:
+    """Every replica file's lines and the sentences they cover; a file whose length differs from the
+    others' is an error naming it, and so are files whose length differs from the references'
+    (shorter ones are scored against the references' first lines with ``prefix``: ``--refs-prefix``)."""
+    texts = {name: [read_segments(p, what="hypothesis file", allow_empty=True) for p in paths]
+             for name, paths in groups.items()}
     lengths = {p: len(t) for name, paths in groups.items() for p, t in zip(paths, texts[name], strict=True)}
     ranked = collections.Counter(lengths.values()).most_common()
     # the length most files share; without a majority, the references' length decides
@@ -101,9 +107,13 @@ def read_groups(groups: dict[str, list[str]], refs: list[str], n_ref_lines: int)
     for path, n in lengths.items():
         if n != common:
             raise InputError(f"has {n} lines but the other replica files have {common}", path, min(n, common) + 1)
-    if common != n_ref_lines:
-        raise InputError(f"has {n_ref_lines} lines but the hypothesis files have {common}", refs[0], min(common, n_ref_lines) + 1)
-    return texts
+    if common > n_ref_lines or (common < n_ref_lines and not prefix):  # the replica files agree: the references differ
+        hint = f" (--refs-prefix scores them against the first {common} lines)" if common < n_ref_lines else ""
+        raise InputError(f"has {n_ref_lines} lines but the hypothesis files have {common}{hint}", refs[0],
+                         min(common, n_ref_lines) + 1)
+    coverage = covered_sentences(range(common), n_ref_lines, what="the replica files", path=next(iter(lengths)),
+                                 lines=True, prefix=prefix)
+    return texts, coverage
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     layout = Layout.of(args.metrics)
     groups = parse_groups(args.baseline, args.baseline_name, args.system)
     references = read_references(args.refs)
-    texts = read_groups(groups, args.refs, len(references[0]))
+    texts, coverage = read_groups(groups, args.refs, len(references[0]), args.refs_prefix)
+    references = coverage.references(references)
     import numpy as np
 
     stats = {name: np.stack([layout.rows(t, references, settings) for t in replicas]) for name, replicas in texts.items()}
@@ -137,4 +148,5 @@ def run(args: argparse.Namespace) -> int:
     for name in dict.fromkeys(m for m in layout.metrics if m not in ("bleu", "length")):
         metric = get_metric(name, MetricOptions(bleu=settings, lowercase=settings.lowercase))
         print(f"signature {metric.label}: {metric.signature(len(references))}")
+    print(f"scored: {coverage}")
     return 0

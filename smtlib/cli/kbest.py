@@ -14,9 +14,11 @@
                                              keep the sentences of IDS, renumbered 0, 1, ...
                                              (a dev sub-sample's share of a full-dev decode)
 
-`stats` and `convert` also read a binary pool (recognized by its first bytes). References for
-`stats` and `add` have one line per sentence of the pool (its largest id + 1); `--refs-prefix`
-scores only their first lines instead of failing on more.
+`stats` and `convert` also read a binary pool (recognized by its first bytes). With references,
+`stats` scores exactly the sentences the pool has hypotheses for: its sentence ids choose the
+reference lines (:func:`smtlib.bleu.references.covered_sentences`), the JSON says how many
+(`sentences` of `reference_lines`), and an id beyond the references is an error; `add` computes the
+statistics of every hypothesis against the reference line of its id.
 """
 
 from __future__ import annotations
@@ -27,12 +29,11 @@ import json
 
 import numpy as np
 
-from smtlib.bleu.corpus import corpus_bleu
 from smtlib.bleu.metrics import get_metric
-from smtlib.bleu.references import read_references
+from smtlib.bleu.references import covered_sentences, read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import (add_bleu_options, add_dialect_option, add_refs_prefix_option, bleu_settings,
-                               one_best_lines, pool_references, pool_references_function)
+from smtlib.cli.common import (add_bleu_options, add_dialect_option, add_refs_prefix_option, bleu_settings, pool_bleu,
+                               pool_metric)
 from smtlib.cli.score import add_extra_metrics, add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool, argmax_per_sentence, read_pool, write_pool
@@ -52,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats = sub.add_parser("stats", help="describe a k-best pool (JSON)")
     stats.add_argument("inputs", nargs="+", metavar="IN")
     stats.add_argument("--refs", nargs="+", metavar="REF", help="references: adds 1-best (by the file totals) and oracle BLEU")
-    add_refs_prefix_option(stats)
+    add_refs_prefix_option(stats, pool=True)
     add_dialect_option(stats)
     add_extra_metrics(stats, help="with --refs, also the 1-best and oracle scores of these metrics (chrf, chrf++, ter)")
     add = sub.add_parser("add", help="add k-best lists to a binary pool (with BLEU statistics)")
@@ -60,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--kbest", "-k", nargs="+", required=True, help="k-best list(s) to add, in order")
     add.add_argument("--refs", "-r", nargs="+", required=True, help="reference files of the BLEU statistics")
     add.add_argument("--out", "-o", required=True, help="the new pool (binary, written atomically)")
-    add_refs_prefix_option(add, "the largest sentence id + 1 of the pool and the new lists")
+    add_refs_prefix_option(add, pool=True)
     add.add_argument("--metric", nargs="+", default=[], metavar="METRIC",
                      help="also keep the statistics of these metrics (chrf, chrf++, ter), for smtlib tune --metric; "
                           "the same METRIC as smtlib tune's is accepted (bleu, a mixture such as bleu:0.5,ter:-0.5: "
@@ -106,18 +107,20 @@ def run(args: argparse.Namespace) -> int:
     references = read_references(args.refs) if args.refs else None
     pool = _read(args.inputs, dialect=args.dialect, n_sentences=len(references[0]) if references else None,
                  references=args.refs[0] if args.refs else None)
+    coverage = None
     if references is not None:
-        references = pool_references(args, references, pool.sentences_spanned())
-        pool.cut_sentences(len(references[0]))  # a binary pool has the sentence count of its own references
-        pool.pad_sentences(len(references[0]))
+        coverage = pool.coverage(references)  # a binary pool's own references may be others
+    pool.cut_sentences(pool.sentences_spanned())
     sizes = pool.sizes()
+    present = sizes[sizes > 0]  # the pool's sentences: an id without hypotheses is not one
     info = {
         "files": len(args.inputs),
         "sentences": int(np.count_nonzero(sizes)),
+        **({"reference_lines": coverage.n_lines} if coverage is not None else {}),
         "largest_id": int(np.flatnonzero(sizes)[-1]),
         "hypotheses": pool.n_hypotheses,
         "duplicates_dropped": int(pool.duplicates_dropped),
-        "hypotheses_per_sentence": {"min": int(sizes.min()), "mean": float(sizes.mean()), "max": int(sizes.max())},
+        "hypotheses_per_sentence": {"min": int(present.min()), "mean": float(present.mean()), "max": int(present.max())},
         "dense_features": pool.dense_names,
         "sparse_features": len(pool.sparse_names),
         "sparse_nonzeros": int(pool.sparse.nnz),
@@ -131,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
         from smtlib.kbest.oracle import oracle_indices
 
         oracle = oracle_indices(stats, pool.offsets)
-        # the BLEU of the lines as `rerank` would write them (an empty line for a sentence without hypotheses)
-        info["bleu_1best_by_total"] = 100 * corpus_bleu(one_best_lines(pool.texts, first), references, settings)
-        info["bleu_oracle"] = 100 * corpus_bleu(one_best_lines(pool.texts, oracle), references, settings)
+        # the scores of the pool's sentences (the ids with hypotheses), as `rerank` and `tune` print them
+        info["bleu_1best_by_total"] = 100 * pool_bleu(pool.texts, first, references, coverage, settings)
+        info["bleu_oracle"] = 100 * pool_bleu(pool.texts, oracle, references, coverage, settings)
         info["signature"] = str(BleuSignature(settings, len(references)))
         for name in args.metric:
             from smtlib.kbest.oracle import metric_oracle_indices
@@ -141,9 +144,8 @@ def run(args: argparse.Namespace) -> int:
             metric = get_metric(name, metric_options(args))
             rows = pool.metric_stats(metric, references)
             oracle = metric_oracle_indices(metric, rows, pool.offsets)
-            ids = np.arange(len(references[0]))
             for what, chosen in (("1best_by_total", first), ("oracle", oracle)):
-                info[f"{name}_{what}"] = 100 * metric.corpus(metric.stats(one_best_lines(pool.texts, chosen), ids, references))
+                info[f"{name}_{what}"] = 100 * pool_metric(metric, pool.texts, chosen, references, coverage)
             info[f"{name}_signature"] = metric.signature(len(references))
     elif args.metric:
         raise InputError("--metric needs --refs")
@@ -168,12 +170,12 @@ def _add(args: argparse.Namespace) -> int:
 
     references = read_references(args.refs)
     metrics = pool_metrics(args.metric, metric_options(args))
-    stored = add_kbest(args.pool, args.kbest, references, bleu_settings(args), args.out,
-                       fit_references=pool_references_function(args, references), metrics=metrics)
+    stored = add_kbest(args.pool, args.kbest, references, bleu_settings(args), args.out, metrics=metrics)
     for added in stored.files[-len(args.kbest):]:
         print(f"kbest add: {added['path']}: {added['lines']} lines, {added['added']} new hypotheses", file=sys.stderr)
     kept = "".join(f", {m.name}" for m in stored.metrics)
-    print(f"kbest add: pool of {stored.n_hypotheses} hypotheses over {stored.n_sentences} sentences "
+    coverage = covered_sentences(np.flatnonzero(np.diff(stored.arrays["offsets"])), references)
+    print(f"kbest add: pool of {stored.n_hypotheses} hypotheses over {coverage} "
           f"({stored.duplicates_dropped} duplicates dropped; statistics of bleu{kept}) -> {args.out}", file=sys.stderr)
     return 0
 

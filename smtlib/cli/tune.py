@@ -21,7 +21,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from smtlib.cli.common import add_bleu_options, add_refs_prefix_option, parse_assignments
+from smtlib.bleu.references import REFS_PREFIX_OPTION
+from smtlib.cli.common import add_bleu_options, parse_assignments
 from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
@@ -31,12 +32,14 @@ from smtlib.tuners.registry import INPUT_KINDS, check_metric, get_tuner_class, i
 # them, so `smtlib tune --list` and `--help-params` start in a fraction of a second
 
 #: input kind -> the module with its options and its run (``add_arguments``, ``REQUIRED``, ``READS``,
-#: ``SENTENCES``, ``usage_forms``, ``run``); a test checks that it names every kind of the registry
+#: ``REFS_PREFIX``, ``usage_forms``, ``run``); a test checks that it names every kind of the registry
 KIND_MODULES = {"kbest": "smtlib.cli.tune_kbest", "lattice": "smtlib.cli.tune_lattice", "online": "smtlib.cli.tune_online"}
 
 
-#: what N is in ``--refs-prefix``'s help before METHOD's kind is known (each kind module's ``SENTENCES`` after)
-_ANY_KIND_SENTENCES = "the largest sentence id + 1 of the k-best pool or lattices (mira: the source's lines)"
+#: ``--refs-prefix``'s help before METHOD's kind is known (each kind module's ``REFS_PREFIX`` after)
+_ANY_KIND_REFS_PREFIX = ("mira: score the first lines of references longer than --source (default: an error); "
+                         "k-best and lattice methods: accepted and without effect, since the sentence ids of the "
+                         "pool or lattices choose the reference lines")
 
 
 def _kind_module(kind: str):
@@ -49,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the methods and exit")
     parser.add_argument("--help-params", action="store_true", help="list METHOD's hyper-parameters and exit")
     parser.add_argument("--refs", "-r", nargs="+", metavar="REF", help="reference files")
-    add_refs_prefix_option(parser, _ANY_KIND_SENTENCES)
+    parser.add_argument(REFS_PREFIX_OPTION, action="store_true", help=_ANY_KIND_REFS_PREFIX)
     parser.add_argument("--init", "-i", metavar="W", help="initial weights file")
     parser.add_argument("--out", "-o", metavar="W", help="output weights file")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -127,7 +130,7 @@ def prepare_parser(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     parser.usage = "\n       ".join(f"smtlib tune {method} {form} [options]" for form in forms)
     for action in parser._actions:
         if action.dest == "refs_prefix":
-            action.help = action.help.replace(_ANY_KIND_SENTENCES, module.SENTENCES)
+            action.help = module.REFS_PREFIX
         if action.dest in module.REQUIRED:
             action.help += " (required)" if kind != "online" or action.dest == "out" else " (required without --mix)"
     cls = get_tuner_class(method)
@@ -157,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
 
     mixture = parse_mixture(args.metric, metric_options(args))
     check_metric(args.method, mixture.names)
+    if any(getattr(m.settings, "eps_smoothing", False) for m, _ in mixture.parts):
+        raise InputError("--chrf-eps-smoothing: the tuners optimise chrF with effective-order averaging (sacrebleu's "
+                         "default); score with it in smtlib score, rerank or kbest stats")
     tuner = cls(seed=args.seed, **parse_assignments(args.set))
     tuner.progress = command_progress(f"smtlib tune {args.method}", args.quiet)
     tuner.step = f"the step writing {args.out}"

@@ -8,7 +8,12 @@
 iterations; ``--paths-out`` writes them plus this run's new paths (lb-mert: the paths on a line
 search's upper envelope; lb-mira: the hope and fear paths) for the next iteration. The lattices,
 paths and references are read and the paths written by :mod:`smtlib.lattice.problem`; the step is
-the tuner's :meth:`~smtlib.tuners.base.LatticeTuner.tune_lattices`.
+the tuner's :meth:`~smtlib.tuners.base.LatticeTuner.tune_lattices`. The sentence ids of the
+lattices and paths choose the reference lines; the lattice BLEU printed before and after (sacrebleu's,
+of each sentence's best path under the initial and the tuned weights; also in ``--info`` beside the
+tuner's own objective) covers exactly the sentences with a lattice or a path and says how many
+(:func:`smtlib.bleu.references.covered_sentences`); a sentence id beyond the references is an
+error.
 ``--jobs N`` runs lbmert's climbs on N threads (results never depend on it).
 """
 
@@ -21,7 +26,7 @@ from collections.abc import Callable
 
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
-from smtlib.cli.common import bleu_settings, pool_references_function
+from smtlib.cli.common import bleu_settings
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.weights import check_weight_names, read_weights, write_weights
@@ -30,8 +35,9 @@ from smtlib.weights import check_weight_names, read_weights, write_weights
 REQUIRED = ("lattice", "refs", "init", "out")
 #: what ``smtlib tune METHOD --help`` says the method reads
 READS = "this iteration's lattices (--lattice), earlier iterations' paths (--kbest) and the references"
-#: the sentence count ``--refs-prefix`` cuts the references to
-SENTENCES = "the largest sentence id + 1 of the lattices and paths"
+#: ``--refs-prefix``'s help for this kind
+REFS_PREFIX = ("accepted and without effect: the sentence ids of the lattices and paths choose the reference lines, "
+               "so references may have more lines")
 
 
 def usage_forms(usage_of: Callable[[str], str]) -> list[str]:
@@ -54,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(tuner, args: argparse.Namespace, mixture) -> int:
     """One step of a :class:`~smtlib.tuners.base.LatticeTuner` on the lattices; writes the weights,
     the aggregated paths (``--paths-out``) and ``--info``."""
-    from smtlib.lattice.problem import load_lattice_problem, path_lines, write_paths
+    from smtlib.bleu.corpus import corpus_bleu
+    from smtlib.lattice.problem import covered, load_lattice_problem, path_lines, viterbi_lines, write_paths
 
     for option in REQUIRED:
         if not getattr(args, option):
@@ -65,9 +72,8 @@ def run(tuner, args: argparse.Namespace, mixture) -> int:
     init_weights = read_weights(args.init)
     density = float(tuner.params.get("density", 0.0))
     ls, refs, n_in = load_lattice_problem(args.lattice, args.kbest, references, settings,
-                                          prune_weights=init_weights, density=density,
-                                          fit_references=pool_references_function(args, references,
-                                                                                  what="the lattice set"))
+                                          prune_weights=init_weights, density=density)
+    coverage = covered(ls, references)
     check_weight_names(init_weights, ls.feature_names, sparse_names=ls.sparse_names, what="the lattice set")
     init = ls.weight_vector(init_weights)
     result = tuner.tune_lattices(ls, refs, init)
@@ -75,15 +81,18 @@ def run(tuner, args: argparse.Namespace, mixture) -> int:
     out = dict(zip(ls.all_feature_names, map(float, weights), strict=True))
     for name, value in init_weights.items():
         out.setdefault(name, value)
-    header = (f"smtlib tune {tuner.name} seed={args.seed} lattice BLEU {100 * info['objective_init']:.2f} -> "
-              f"{100 * info['objective']:.2f} ({BleuSignature(settings, len(references))})")
+    before, after = (100 * corpus_bleu(coverage.pick(viterbi_lines(ls, w)), coverage.references(references), settings)
+                     for w in (init, weights))
+    header = (f"smtlib tune {tuner.name} seed={args.seed} lattice BLEU {before:.2f} -> {after:.2f} on {coverage} "
+              f"({BleuSignature(settings, len(references))})")
     write_weights(args.out, out, header=header)
     kept = 0
     if args.paths_out:
         kept = write_paths(args.paths_out, args.kbest, path_lines(ls, tuner.new_paths, init))
     if args.info:
         with atomic_output(args.info) as fh:
-            json.dump({"method": tuner.name, "seed": args.seed, "params": tuner.params, "paths_in": n_in,
-                       "paths_new": kept, **info}, fh, indent=1, default=str)
+            json.dump({"method": tuner.name, "seed": args.seed, "params": tuner.params, "lattice_bleu_init": before,
+                       "lattice_bleu_out": after, **coverage.info(), "paths_in": n_in, "paths_new": kept, **info},
+                      fh, indent=1, default=str)
     print(header + f"; {n_in} aggregated paths in, {kept} new", file=sys.stderr)
     return 0

@@ -24,8 +24,8 @@ import json
 import sys
 from collections.abc import Callable
 
-from smtlib.bleu.references import read_references
-from smtlib.cli.common import add_search_options, bleu_settings, pool_references, search_options
+from smtlib.bleu.references import covered_sentences, read_references
+from smtlib.cli.common import add_search_options, bleu_settings, search_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json, read_lines, write_json
 from smtlib.weights import read_weights, write_weights
@@ -34,8 +34,9 @@ from smtlib.weights import read_weights, write_weights
 REQUIRED = ("model", "source", "refs", "init", "out")
 #: what ``smtlib tune METHOD --help`` says the method reads
 READS = "the model and the dev source (--model, --source); decodes in the loop"
-#: the sentence count ``--refs-prefix`` cuts the references to
-SENTENCES = "the number of source lines"
+#: ``--refs-prefix``'s help for this kind
+REFS_PREFIX = ("score against the first lines of references with more lines than --source (default: an error, since "
+               "source line i is translated and scored against reference line i)")
 
 
 def usage_forms(usage_of: Callable[[str], str]) -> list[str]:
@@ -97,7 +98,11 @@ def run(tuner, args: argparse.Namespace, mixture) -> int:
     references = read_references(args.refs)
     if len(references[0]) < len(sources):
         read_references(args.refs, source=args.source, source_lines=len(sources))  # the error naming both
-    references = pool_references(args, references, len(sources), what=f"the source {args.source}")
+    coverage = covered_sentences(range(len(sources)), references, what="the source", path=args.source, lines=True,
+                                 prefix=args.refs_prefix)
+    if not coverage.complete:
+        print(f"smtlib tune mira: note: scoring {coverage} (--refs-prefix)", file=sys.stderr)
+    references = coverage.references(references)
     init = read_weights(args.init)
     previous = read_json(args.state, "mira state") if args.state else None
     options = search_options(args)

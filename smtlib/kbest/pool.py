@@ -87,6 +87,14 @@ class KBestPool:
         """(S,) number of hypotheses per sentence."""
         return np.diff(self.offsets)
 
+    def coverage(self, references: Sequence[Sequence[str]] | int, what: str = "the k-best pool"):
+        """The sentences a score of this pool against ``references`` (or their line count) covers: the
+        ids with hypotheses (:func:`smtlib.bleu.references.covered_sentences`, the rule every command
+        follows); an id beyond the references is an InputError."""
+        from smtlib.bleu.references import covered_sentences
+
+        return covered_sentences(np.flatnonzero(self.sizes()), references, what=what)
+
     def sentences_spanned(self) -> int:
         """The largest sentence id with a hypothesis + 1 (0 for an empty pool).
 

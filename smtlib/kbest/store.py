@@ -25,7 +25,7 @@ then         the arrays, each starting at a multiple of 64 bytes, at the offsets
 Header keys: ``format`` (``"smtlib-pool/1"``), ``n_sentences`` S, ``n_hypotheses`` N, ``groups``
 (the dense groups in column order, ``[label, size, style]``), ``layouts`` (every dense layout met,
 as lists of indices into ``groups`` in line order), ``sparse_names`` (sparse column names),
-``bleu`` (the :class:`~smtlib.bleu.stats.BleuSettings` of the statistics), ``references``
+``bleu`` (the :class:`~smtlib.bleu.stats.BleuSettings` of the statistics, :meth:`~smtlib.bleu.stats.BleuSettings.to_dict`), ``references``
 (``sha256`` of the reference segments, see :func:`references_fingerprint`, with the number of
 ``sets`` and ``segments``), ``row_hash`` (the row-hash scheme, ``smtlib-rowhash/1``),
 ``duplicates_dropped``, ``files`` (the k-best files added, in order, with their line counts and
@@ -69,7 +69,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numba
 import numpy as np
@@ -269,12 +269,12 @@ class StoredPool:
             "groups": [[g.label, g.size, g.style] for g in self.groups],
             "layouts": [[index[g] for g in lay] for lay in self.layouts],
             "sparse_names": list(self.sparse_names),
-            "bleu": dataclasses.asdict(self.settings),
+            "bleu": self.settings.to_dict(),
             "references": self.references,
             "row_hash": ROW_HASH,
             "duplicates_dropped": self.duplicates_dropped,
             "files": self.files,
-            **({"metrics": [{"name": m.name, "settings": dataclasses.asdict(m.settings)} for m in self.metrics]}
+            **({"metrics": [{"name": m.name, "settings": _settings_dict(m.settings)} for m in self.metrics]}
                if self.metrics else {}),
         }
 
@@ -309,6 +309,11 @@ class StoredPool:
         for metric in self.metrics:
             pool.other_stats[metric] = a[metric_array(metric, self.metrics)]
         return pool
+
+
+def _settings_dict(settings) -> dict:
+    """A metric's settings as a header's JSON object (their own ``to_dict`` where they have one)."""
+    return settings.to_dict() if hasattr(settings, "to_dict") else dataclasses.asdict(settings)
 
 
 def metric_array(metric, kept: Sequence) -> str:
@@ -459,7 +464,6 @@ def checked_pool(stored: StoredPool, path: str | os.PathLike, references: Sequen
 # ------------------------------------------------------------------------------ adding a k-best list
 def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Sequence[str | os.PathLike],
               references: Sequence[Sequence[str]], settings: BleuSettings, out: str | os.PathLike, *,
-              fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None,
               metrics: Sequence = ()) -> StoredPool:
     """Write the pool ``previous`` (None: empty) + the k-best list(s) ``kbest`` to ``out``.
 
@@ -470,9 +474,8 @@ def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Seq
     ``metrics`` (of :mod:`smtlib.bleu.metrics`, besides BLEU) are kept too, with those ``previous``
     keeps (statistics of rows of ``previous`` that lack a metric asked for are computed here).
 
-    ``fit_references``, when given, is called with the pool's sentence count (largest id + 1 of
-    ``previous`` and the new lists) and returns the references to use instead
-    (:func:`smtlib.bleu.references.references_for_pool`: the same, a prefix of them, or an error).
+    A hypothesis's statistics are against the reference line of its sentence id, so the pool may
+    cover any of the references' lines (:func:`smtlib.bleu.references.covered_sentences`).
 
     Raises
     ------
@@ -480,25 +483,19 @@ def add_kbest(previous: str | os.PathLike | None, kbest: str | os.PathLike | Seq
         On a malformed k-best file, a sentence id beyond the references, a dense feature whose size
         differs from the pool's, or references / BLEU settings other than the pool's.
     """
+    if settings.width != STATS_WIDTH:
+        raise InputError(f"a binary pool keeps 4-gram BLEU statistics, not {settings.max_ngram_order}-gram ones")
     stored = read_stored(previous) if previous is not None else None
     paths = [kbest] if isinstance(kbest, str | os.PathLike) else list(kbest)
     if not paths:
         raise InputError("no k-best file given")
-    if fit_references is None:
-        news = None
-    else:  # the new lists are read first: the pool's sentence count decides the references
-        news = [read_pool(path, n_sentences=len(references[0])) for path in paths]
-        spanned = max([stored.sentences_spanned() if stored is not None else 0] + [n.sentences_spanned() for n in news])
-        references = fit_references(spanned)
-        for new in news:
-            new.cut_sentences(len(references[0]))
     fingerprint = references_fingerprint(references)
     if stored is not None:
         _check_same_scoring(stored, fingerprint, settings, previous)
         stored = with_metrics(stored, metrics, references)
-    for k, path in enumerate(paths):
+    for path in paths:
         before = stored.n_hypotheses if stored is not None else 0
-        new = news[k] if news is not None else read_pool(path, n_sentences=len(references[0]))
+        new = read_pool(path, n_sentences=len(references[0]))
         stored = merge(stored, new, references, settings, fingerprint, metrics)
         stored.files.append({"path": os.fspath(path), "lines": int(new.n_hypotheses + new.duplicates_dropped),  # type: ignore[attr-defined]
                              "added": int(stored.n_hypotheses - before)})

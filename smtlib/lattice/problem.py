@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np
 
+from smtlib.bleu.references import Coverage, covered_sentences
 from smtlib.bleu.stats import BleuSettings, preprocess
 from smtlib.errors import InputError
 from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
@@ -62,15 +63,13 @@ def load_lattice_problem(
     *,
     prune_weights: dict[str, float] | None = None,
     density: float = 0.0,
-    fit_references: Callable[[int], Sequence[Sequence[str]]] | None = None,
 ) -> tuple[LatticeSet, LatticeReferences, int]:
     """The lattice set, its references and the number of aggregated paths read.
 
     With ``density > 0``, every lattice is pruned to ``ceil(density * reference words)`` edges by
     max-marginal score under ``prune_weights`` as it is read (lb-mira's 50 edges per reference word).
-    ``fit_references``, when given, is called with the set's sentence count (largest sentence id of
-    a lattice or path + 1) and returns the references to score against
-    (:func:`smtlib.bleu.references.references_for_pool`: the same, a prefix of them, or an error).
+    Sentence ids are reference line numbers: the set covers the ids with a lattice or a path
+    (:func:`covered`), and a sentence id beyond the references is an error.
     """
     n = len(references[0])
     transform = None
@@ -87,13 +86,28 @@ def load_lattice_problem(
                 raise InputError(f"aggregated paths have dense feature {name!r}, which the lattices do not have",
                                  path_files[0])
         n_paths = builder.add_pool(pool, cols)
-    if fit_references is not None:
-        references = fit_references(builder.sentences_spanned())
-        builder.cut_sentences(len(references[0]))
     ls = builder.build()
     refs = prepare_references(ls, references, settings)
     fill_whole_path_stats(ls, refs)
     return ls, refs, n_paths
+
+
+def covered(ls: LatticeSet, references: Sequence[Sequence[str]] | int) -> Coverage:
+    """The sentences a score of the lattice set covers: those with a lattice or a path
+    (:func:`smtlib.bleu.references.covered_sentences`, the rule of every command)."""
+    return covered_sentences(np.flatnonzero(np.diff(ls.edge_off)), references, what="the lattice set")
+
+
+def viterbi_lines(ls: LatticeSet, weights: np.ndarray) -> list[str]:
+    """The words of each sentence's best path under ``weights`` (``""`` for a sentence without one):
+    the lattice set's 1-best, what its printed BLEU scores."""
+    from smtlib.lattice.paths import viterbi_paths
+
+    sent, off, edges = viterbi_paths(ls.n_nodes, ls.edge_off, ls.tails, ls.heads, ls.edge_scores(weights))
+    lines = [""] * ls.n_sentences
+    for k, s in enumerate(sent.tolist()):
+        lines[s] = " ".join(ls.path_words(edges[off[k] : off[k + 1]]))
+    return lines
 
 
 def dense_groups(names: Sequence[str]) -> list[tuple[str, int]]:

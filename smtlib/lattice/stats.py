@@ -6,7 +6,8 @@ references; :func:`prepare_references`); a path's words are looked up in it and 
 :mod:`smtlib.bleu.stats`, giving the same ``[hyp_len, ref_len, m1..m4, t1..t4]`` row (the tests
 check this against :func:`smtlib.bleu.stats.compute_stats`). Words are numbered per sentence from
 the references' own words (a word that occurs in no reference of the sentence is 0 and can never
-match), so 16 bits always suffice.
+match), so 16 bits suffice for references of up to 65,534 distinct words; a sentence with more (or
+whose context automaton, below, would exceed :data:`MAX_CONTEXT_ENTRIES`) is an error naming it.
 
 Whole-path edges (hypotheses from a k-best pool or aggregated from earlier iterations, see
 :mod:`smtlib.lattice.lattice_set`) carry their statistics row (:func:`fill_whole_path_stats` counts
@@ -38,6 +39,8 @@ from smtlib.errors import InputError
 from smtlib.lattice.lattice_set import LatticeSet
 
 _RULE = {"closest": 0, "shortest": 1, "average": 2}
+#: the largest context automaton of one sentence (states x (reference words + 1); two int64 tables, 1 GiB at this size)
+MAX_CONTEXT_ENTRIES = 1 << 26
 
 
 @dataclasses.dataclass
@@ -95,14 +98,20 @@ def prepare_references(ls: LatticeSet, references: Sequence[Sequence[str]],
                        settings: BleuSettings = BleuSettings()) -> LatticeReferences:
     """Reference tables for every sentence of ``ls`` (see :class:`LatticeReferences`).
 
+    Sentences without a lattice or path get no tables (no score covers them).
+
     Raises
     ------
     InputError
         If the BLEU settings tokenize (edge words must be the BLEU tokens, so only ``tokenize=none``
-        keeps BLEU decomposable over edges), or the references do not cover the lattices.
+        keeps BLEU decomposable over edges), the references do not cover the lattices, a sentence's
+        references have 65,535 distinct words or more or a context automaton of more than
+        :data:`MAX_CONTEXT_ENTRIES` entries (naming the sentence), or the n-gram order is not 4.
     """
     if settings.tokenize != "none":
         raise InputError(f"lattice tuners need --tokenize none (BLEU tokens must be the lattice words), got {settings.tokenize!r}")
+    if settings.max_ngram_order != 4:
+        raise InputError(f"lattice BLEU statistics are of 4-grams, not {settings.max_ngram_order}-grams")
     if not references:
         raise InputError("no references given")
     S = ls.n_sentences
@@ -122,12 +131,18 @@ def prepare_references(ls: LatticeSet, references: Sequence[Sequence[str]],
     r_linear = np.zeros(S)
     for s in range(S):
         toks = [refs[r][s].split() for r in range(n_refs)]
+        if ls.edge_off[s] == ls.edge_off[s + 1]:  # no lattice or path: a sentence no score covers
+            ref_lens[s] = [len(t) for t in toks]
+            r_linear[s] = ref_lens[s].mean()
+            ng_off[s + 1], tr_off[s + 1] = ng_off[s], tr_off[s]
+            continue
         local: dict[str, int] = {}
         for t in toks:
             for w in t:
                 local.setdefault(w, len(local) + 1)
         if len(local) >= 65535:
-            raise InputError(f"sentence {s}: more than 65,534 distinct reference words")
+            raise InputError(f"sentence {s} (reference line {s + 1}): its references have {len(local)} distinct words; "
+                             "the lattice tuners number a sentence's reference words in 16 bits (at most 65,534)")
         n_local[s] = len(local)
         ids = [[local[w] for w in t] for t in toks]
         counts: dict[int, int] = {}
@@ -152,6 +167,10 @@ def prepare_references(ls: LatticeSet, references: Sequence[Sequence[str]],
         states: list[tuple] = [()] + sorted(grams[1] | grams[2] | grams[3], key=lambda g: (len(g), g))
         index = {g: q for q, g in enumerate(states)}
         width = len(local) + 1
+        if len(states) * width > MAX_CONTEXT_ENTRIES:
+            raise InputError(f"sentence {s} (reference line {s + 1}): its references' {len(local)} distinct words and "
+                             f"{len(states) - 1} n-grams make a context table of {len(states) * width:,} entries, more "
+                             f"than the lattice tuners' {MAX_CONTEXT_ENTRIES:,}")
         nxt = np.zeros(len(states) * width, dtype=np.int64)
         msk = np.zeros(len(states) * width, dtype=np.int64)
         for q, ctx in enumerate(states):

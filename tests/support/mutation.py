@@ -14,6 +14,9 @@ written by ``smtlib decode --lattice``, gets random single edits with a fixed se
                     ``inf``, ``1e999``, text ...
 ``id-change``       a sentence id becomes another non-negative integer
 ``id-reorder``      the ids of two adjacent lines (lattice blocks) are swapped
+``id-offset``       in an n-best file, every sentence id moves up by the same amount (a held-out
+                    part of a list: ids that do not start at 0)
+``id-gap``          in an n-best file, every line of one sentence is deleted (a pool with a gap)
 ``delete-field``    a ``|||``-separated field is removed with one separator; in weights and
                     moses.ini lines a token is removed; in the ``#features`` line a name
 ``utf8``            invalid UTF-8 bytes are inserted into a line
@@ -36,10 +39,12 @@ names; the lattices) and the outcome is one of:
 * **identical**: the same parse as the original, value for value;
 * **well-formed**: the edit produced another valid file that no reader can tell from a real one,
   decided by a rule that does not read the file -- an id moved to the neighbouring sentence keeping
-  the ids in order; a plain k-best or lattice file cut exactly at a line (block) end; a weight line
-  deleted from a ``name value`` weights file (``CONTRACT.md``: a missing weight is 0). The parse must
-  then equal what the edit means (the reference line parser's pool; the weights without that name;
-  the first lattices);
+  the ids in order; ids moved up together while the largest stays below the references' line count;
+  a sentence's lines deleted; a plain k-best or lattice file cut exactly at a line (block) end; a
+  weight line deleted from a ``name value`` weights file (``CONTRACT.md``: a missing weight is 0).
+  The parse must then equal what the edit means (the reference line parser's pool; the weights
+  without that name; the first lattices), and a pool's score (``Case.score``) must be sacrebleu's
+  on exactly its sentences (:func:`smtlib.bleu.references.covered_sentences`);
 * anything else is a failure: **silent** (a different parse), **wrong line** (an error naming
   another file or line), **crash** (another exception).
 """
@@ -85,6 +90,8 @@ class Case:
     read: Callable[[pathlib.Path], object]
     n_refs: int | None = None  # k-best: number of reference lines (ids must be below it)
     reference_parse: Callable[[pathlib.Path], object] | None = None  # k-best: the line parser's reading
+    #: k-best: (the BLEU of the pool's 1-best by total that the commands print, sacrebleu's on its sentences)
+    score: Callable[[pathlib.Path], tuple[float, float]] | None = None
 
 
 def pool_canonical(pool, stats=None) -> tuple:
@@ -106,6 +113,29 @@ def kbest_reader(ref_paths: list[pathlib.Path], fast: bool = True) -> Callable:
         return pool_canonical(pool, pool.compute_stats(refs, BleuSettings()))
 
     return read
+
+
+def kbest_score(ref_paths: list[pathlib.Path]) -> Callable:
+    """The pool's BLEU as every command prints it (the 1-best by the files' totals, on the sentences
+    the rule covers) and sacrebleu's on the pool's sentence ids and their reference lines."""
+    from sacrebleu.metrics import BLEU
+
+    from smtlib.bleu.references import read_references
+    from smtlib.bleu.stats import BleuSettings
+    from smtlib.cli.common import pool_bleu
+    from smtlib.kbest.pool import argmax_per_sentence, read_pool
+
+    refs = read_references(ref_paths)
+
+    def score(path: pathlib.Path) -> tuple[float, float]:
+        pool = read_pool(path, n_sentences=len(refs[0]))
+        best = argmax_per_sentence(np.where(np.isnan(pool.totals), -np.inf, pool.totals), pool.offsets)
+        ours = 100 * pool_bleu(pool.texts, best, refs, pool.coverage(refs), BleuSettings())
+        ids = np.flatnonzero(best >= 0).tolist()
+        theirs = BLEU().corpus_score([pool.texts[best[s]] for s in ids], [[r[s] for s in ids] for r in refs]).score
+        return ours, theirs
+
+    return score
 
 
 def reference_reader(ref_paths: list[pathlib.Path], index: int, *, nbest: pathlib.Path | None = None,
@@ -191,7 +221,7 @@ def shared_cases(data: pathlib.Path, scratch: pathlib.Path, *, subset: bool = Fa
         ref_paths = [data / r for r in refs]
         n_refs = None
         cases.append(Case(rel, "kbest", data / rel, kbest_reader(ref_paths), n_refs,
-                          kbest_reader(ref_paths, fast=False)))
+                          kbest_reader(ref_paths, fast=False), kbest_score(ref_paths)))
         reference_sets.setdefault(tuple(refs), rel)
     for case in cases:
         from smtlib.io import read_lines
@@ -351,13 +381,20 @@ def _kbest_ids(lines: list[str]) -> list[int | None]:
     return ids
 
 
-KINDS = ("drop-sep", "dup-sep", "change-sep", "number", "id-change", "id-reorder", "delete-field", "utf8",
-         "truncate", "truncate-plain", "empty-line", "misspell")
+KINDS = ("drop-sep", "dup-sep", "change-sep", "number", "id-change", "id-reorder", "id-offset", "id-gap",
+         "delete-field", "utf8", "truncate", "truncate-plain", "empty-line", "misspell")
+
+
+#: kinds whose edits draw from a generator of their own, so that every other kind's edits of a run
+#: (and of every later case) are the ones the run made before they were added
+OWN_STREAM = ("id-offset", "id-gap")
 
 
 def applicable(case: Case) -> tuple[str, ...]:
-    if case.kind in ("kbest", "lattice"):
+    if case.kind == "kbest":
         return tuple(k for k in KINDS if k != "misspell")
+    if case.kind == "lattice":
+        return tuple(k for k in KINDS if k not in ("misspell", "id-offset", "id-gap"))
     if case.kind == "reference":
         return ("change-sep", "utf8", "truncate", "empty-line")
     if case.kind == "weights":
@@ -384,6 +421,8 @@ def make_edit(case: Case, kind: str, lines: list[str], trailing: bool, stored: b
         at_end = data.endswith(b"\n")
         wellformed = at_end and (case.kind == "kbest" or _lattice_block_end(lines, data.count(b"\n")))
         return Edit(kind, data.count(b"\n") + 1, content=data, wellformed=wellformed, note=f"plain cut at byte {cut}")
+    if kind in ("id-offset", "id-gap"):
+        return _ids_edit(case, kind, lines, trailing, rng)
     if kind == "utf8":
         i = int(rng.integers(n))
         pos = int(rng.integers(len(lines[i]) + 1))
@@ -406,6 +445,28 @@ def make_edit(case: Case, kind: str, lines: list[str], trailing: bool, stored: b
             edit.content = _join(edit.content, trailing)  # type: ignore[arg-type]
             return edit
     return None
+
+
+def _ids_edit(case: Case, kind: str, lines: list[str], trailing: bool, rng) -> Edit | None:
+    """Every id of an n-best file moved up by one amount (``id-offset``: well-formed while the largest
+    id stays below the references' line count, else rejected at the first line beyond them), or every
+    line of one sentence deleted (``id-gap``: well-formed)."""
+    ids = _kbest_ids(lines)
+    if None in ids or case.n_refs is None:
+        return None
+    if kind == "id-gap":
+        distinct = sorted(set(ids))
+        if len(distinct) < 2:
+            return None
+        gone = distinct[int(rng.integers(len(distinct)))]
+        first = ids.index(gone)
+        kept = [line for line, sid in zip(lines, ids, strict=True) if sid != gone]
+        return Edit(kind, first + 1, content=_join(kept, trailing), wellformed=True, note=f"sentence {gone} deleted")
+    offset = int(rng.integers(1, max(case.n_refs - max(ids), 1) + 3))  # below and beyond the references' end
+    moved = [re.sub(r"^\s*\d+", str(sid + offset), line, count=1) for line, sid in zip(lines, ids, strict=True)]
+    beyond = [i for i, sid in enumerate(ids) if sid + offset >= case.n_refs]
+    line = beyond[0] + 1 if beyond else 1
+    return Edit(kind, line, content=_join(moved, trailing), wellformed=not beyond, note=f"ids + {offset}")
 
 
 def _line_edit(case: Case, kind: str, lk: str, lines: list[str], i: int, rng) -> Edit | None:
@@ -598,8 +659,10 @@ class Outcome:
 
 
 def run_case(case: Case, work: pathlib.Path, rng: np.random.Generator, per_kind: int,
-             cli_sample: Callable[[Case, pathlib.Path, Edit, InputError], str | None] | None = None) -> list[Outcome]:
-    """Apply ``per_kind`` random edits of every applicable kind to ``case``; classify each outcome."""
+             cli_sample: Callable[[Case, pathlib.Path, Edit, InputError], str | None] | None = None,
+             kinds: tuple[str, ...] | None = None) -> list[Outcome]:
+    """Apply ``per_kind`` random edits of every applicable kind (of ``kinds``, if given) to ``case``;
+    classify each outcome."""
     from smtlib.io import read_bytes
 
     stored = case.path.read_bytes()
@@ -614,8 +677,14 @@ def run_case(case: Case, work: pathlib.Path, rng: np.random.Generator, per_kind:
     outcomes: list[Outcome] = []
     work.mkdir(parents=True, exist_ok=True)
     for kind in applicable(case):
+        if kinds is not None and kind not in kinds:
+            continue
+        draw = rng
+        if kind in OWN_STREAM:  # from the run's seed and the case, without drawing from ``rng``
+            entropy = rng.bit_generator.seed_seq.entropy
+            draw = np.random.default_rng([entropy, zlib.crc32(f"{case.name} {kind}".encode())])
         for _ in range(per_kind):
-            edit = make_edit(case, kind, lines, trailing, stored, rng)
+            edit = make_edit(case, kind, lines, trailing, stored, draw)
             if edit is None:
                 continue
             as_gzip = edit.raw is not None or (gz and kind != "truncate-plain")
@@ -652,9 +721,14 @@ def _classify(case, edit, mutated, original, lines, cli_sample) -> Outcome:
         return Outcome(case.name, edit.kind, "identical")
     if edit.wellformed:
         expected = _expected_wellformed(case, edit, original, mutated, lines)
-        if same(parsed, expected):
-            return Outcome(case.name, edit.kind, "wellformed", where)
-        return Outcome(case.name, edit.kind, "silent", f"{where}: parse differs from what the edit means")
+        if not same(parsed, expected):
+            return Outcome(case.name, edit.kind, "silent", f"{where}: parse differs from what the edit means")
+        if case.score is not None:
+            ours, theirs = case.score(mutated)
+            if abs(ours - theirs) > 1e-9:
+                return Outcome(case.name, edit.kind, "silent", f"{where}: BLEU {ours} printed, sacrebleu on the "
+                                                               f"pool's sentences {theirs}")
+        return Outcome(case.name, edit.kind, "wellformed", where)
     return Outcome(case.name, edit.kind, "silent", where)
 
 

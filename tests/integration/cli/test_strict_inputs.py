@@ -101,8 +101,17 @@ def test_weight_name_typo_is_the_same_error_everywhere(cli, files, command, typo
     assert not (tmp / "o.w").exists()
 
 
+def rerank_score(stderr: str) -> tuple[float, str, str]:
+    """``BLEU = X on N sentences of M reference lines (SIGNATURE)`` of rerank's stderr: X, the coverage, the signature."""
+    line = next(line for line in stderr.splitlines() if line.startswith("BLEU = "))
+    score, rest = line[len("BLEU = "):].split(" on ", 1)
+    coverage, signature = rest.split(" (", 1)
+    return float(score), coverage, signature.rstrip(")")
+
+
 def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
-    """64.32 vs 100.00 (different default tokenizers); references longer than the pool: issue 28's rule."""
+    """64.32 vs 100.00 (different default tokenizers); references longer than the pool: the pool's ids
+    choose the lines, so the same BLEU, lines and signature, and --refs-prefix changes nothing."""
     tmp, nbest, ref, _ = files
     weights = tmp / "w.txt"
     weights.write_text("lm_0 1\n", encoding="utf-8")
@@ -112,20 +121,19 @@ def test_rerank_bleu_equals_bleu_of_its_output(cli, files):
         out = tmp / "best.txt"
         result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", refs, "--out", out, *options)
         assert result.returncode == 0, result.stderr
-        rerank_score, signature = result.stderr.split("BLEU = ")[1].split(" ", 1)
+        score, coverage, signature = rerank_score(result.stderr)
+        assert coverage == "3 sentences of 3 reference lines"
         bleu = json.loads(cli("bleu", "--refs", refs, "--hyps", out, *options).stdout)
-        assert float(rerank_score) == pytest.approx(bleu["score"], abs=5e-5)
-        assert signature.strip().strip("()") == bleu["signature"]
+        assert score == pytest.approx(bleu["score"], abs=5e-5)
+        assert signature == bleu["signature"] and (bleu["sentences"], bleu["reference_lines"]) == (3, 3)
         assert len(out.read_text().splitlines()) == len(read_lines(refs))
-        # the same references with two lines more: an error, or (--refs-prefix) the same BLEU and lines
-        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
-                     *options)
-        assert f"{longer}:4: has 5 lines but the k-best pool has 3 sentences" in one_error_line(result)
-        result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
-                     "--refs-prefix", *options)
-        assert result.returncode == 0 and "(2 reference lines left out)" in result.stderr, result.stderr
-        if refs == ref:
-            assert f"BLEU = {rerank_score} {signature}" in result.stderr
+        if refs != ref:
+            continue
+        for extra in ([], ["--refs-prefix"]):
+            result = cli("rerank", "--kbest", nbest, "--weights", weights, "--refs", longer, "--out", tmp / "long.txt",
+                         *extra, *options)
+            assert result.returncode == 0, result.stderr
+            assert rerank_score(result.stderr) == (score, "3 sentences of 5 reference lines", signature)
             assert (tmp / "long.txt").read_bytes() == out.read_bytes()
     stats = json.loads(cli("kbest", "stats", nbest, "--refs", ref).stdout)
     assert stats["signature"] == json.loads(cli("bleu", "--refs", ref, "--hyps", out).stdout)["signature"]
@@ -299,10 +307,10 @@ def test_reference_errors(cli, files):
 
 
 @pytest.mark.parametrize("command", ["tune kbmira", "tune mert", "tune --pool", "rerank", "kbest stats", "kbest add"])
-def test_references_longer_than_the_pool_need_refs_prefix(cli, files, command):
-    """Issue 28: references with more lines than the pool's largest id + 1 used to be scored whole (the
-    missing sentences as empty hypotheses): an error naming the file, its line count and the pool's,
-    unless --refs-prefix, which scores the first lines exactly as the matching references would."""
+def test_references_longer_than_the_pool_are_chosen_by_its_ids(cli, files, command):
+    """References with more lines than the pool: its ids choose the lines (as Moses's mert), so every
+    command gives what the matching references give and says it covers 3 sentences of 4 reference
+    lines; --refs-prefix is accepted and changes nothing."""
     tmp, nbest, ref, init = files
     longer = write(tmp / "longer.txt", [*REFS, "one more sentence"])
     out = tmp / "out"
@@ -315,60 +323,79 @@ def test_references_longer_than_the_pool_need_refs_prefix(cli, files, command):
         elif command == "kbest add":
             args = ["kbest", "add", "--kbest", nbest, "--out", out]
         elif command == "tune --pool":
-            pool = tmp / "exact.pool"
+            pool = tmp / f"{refs.stem}.pool"
             if not pool.exists():
-                assert cli("kbest", "add", "--kbest", nbest, "--refs", ref, "--out", pool).returncode == 0
+                assert cli("kbest", "add", "--kbest", nbest, "--refs", refs, "--out", pool).returncode == 0
             args = ["tune", "kbmira", "--pool", pool, "--init", init, "--out", out]
         else:
             args = [*command.split(), "--kbest", nbest, "--init", init, "--out", out]
         return cli(*args, "--refs", refs, *extra)
 
-    message = one_error_line(run(longer))
-    assert f"{longer}:4: has 4 lines but the k-best pool has 3 sentences (ids 0 to 2)" in message
-    assert "--refs-prefix" in message
-    assert not out.exists()
-    exact = run(ref)
-    assert exact.returncode == 0, exact.stderr
-    expected = out.read_bytes() if out.exists() else exact.stdout
+    def result(done):
+        assert done.returncode == 0, done.stderr
+        if command == "kbest add":
+            from smtlib.kbest.store import read_stored
+
+            return read_stored(out).arrays["stats"].tobytes()
+        text = out.read_text() if out.exists() else done.stdout
+        return text.replace("3 sentences of 3 reference lines", "3 sentences of 4 reference lines").replace(
+            '"reference_lines": 3', '"reference_lines": 4')
+
+    exact = result(run(ref))
     out.unlink(missing_ok=True)
-    prefix = run(longer, "--refs-prefix")
-    assert prefix.returncode == 0, prefix.stderr
-    note = [line for line in prefix.stderr.splitlines() if "--refs-prefix" in line]
-    assert note == [f"smtlib {command.split()[0]}: note: --refs-prefix: scoring the first 3 of the 4 lines of "
-                    f"{longer} (1 reference line left out)"]
-    # the same weights, pool (its header holds the references' fingerprint), statistics or 1-best lines
-    assert (out.read_bytes() if out.exists() else prefix.stdout) == expected
+    for extra in ([], ["--refs-prefix"]):
+        done = run(longer, *extra)
+        assert result(done) == exact
+        if command in ("rerank", "tune kbmira", "tune mert", "tune --pool"):
+            assert "on 3 sentences of 4 reference lines" in (done.stderr + (out.read_text() if command != "rerank" else ""))
+        out.unlink(missing_ok=True)
+    if command == "tune --pool":  # a pool's statistics are tied to the references they were computed with
+        message = one_error_line(cli("tune", "kbmira", "--pool", tmp / "ref.pool", "--init", init, "--out", out,
+                                     "--refs", longer))
+        assert "computed against other references" in message
 
 
-def test_a_pool_with_a_missing_sentence_in_the_middle_is_scored_as_today(cli, files):
-    """Sentence 1 without hypotheses: its reference line still counts (rerank writes an empty line for it)."""
+def test_a_pool_with_a_missing_sentence_in_the_middle_leaves_it_out(cli, files):
+    """Sentence 1 without hypotheses: rerank writes an empty line for it (and says so), and its score
+    covers sentences 0 and 2 only, as bleu on those lines against those reference lines gives."""
     tmp, _, ref, init = files
     gap = write(tmp / "gap.nbest", [MOSES[0], MOSES[1], MOSES[4]])
     result = cli("rerank", "--kbest", gap, "--weights", init, "--refs", ref, "--out", tmp / "best.txt")
-    assert result.returncode == 0 and "note:" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "note: 1 of the 3 lines written are empty" in result.stderr
     assert (tmp / "best.txt").read_text().split("\n")[:3] == ["the house", "", "hello"]
-    bleu = json.loads(cli("bleu", "--refs", ref, "--hyps", tmp / "best.txt").stdout)["score"]
-    assert f"BLEU = {bleu:.4f}" in result.stderr
+    write(tmp / "two.txt", ["the house", "hello"])
+    write(tmp / "two.ref", [REFS[0], REFS[2]])
+    bleu = json.loads(cli("bleu", "--refs", tmp / "two.ref", "--hyps", tmp / "two.txt").stdout)["score"]
+    assert rerank_score(result.stderr)[:2] == (pytest.approx(bleu, abs=5e-5), "2 sentences of 3 reference lines")
+    # bleu on the file scores its empty line as an output (and says it covers 3 sentences); chrF shows the difference
+    everything = json.loads(cli("score", "--metric", "chrf", "--refs", ref, "--hyps", tmp / "best.txt").stdout)
+    assert everything["sentences"] == 3
+    chrf = cli("rerank", "--kbest", gap, "--weights", init, "--refs", ref, "--metric", "chrf")
+    line = next(x for x in chrf.stderr.splitlines() if x.startswith("chrF2 = "))
+    assert "on 2 sentences of 3 reference lines" in line and float(line.split()[2]) > everything["score"] + 1
 
 
 @pytest.mark.data
 def test_scorer_data_references_are_longer_than_its_pool(cli, shared_data, tmp_path):
-    """Moses's test_scorer_data: 100 sentences, 2,000 reference lines (the case of issue 28)."""
+    """Moses's test_scorer_data: 100 sentences, 2,000 reference lines: the first 100 are scored."""
     base = shared_data / "moses-mert-nbest" / "test_scorer_data"
     refs = base / "reference.txt.gz"
     first = write(tmp_path / "ref100.txt", read_lines(refs)[:100])
     weights = tmp_path / "w.txt"
     weights.write_text("d_0 0.3\nlm_0 0.5\ntm_0 0.2\ntm_1 0.2\nw_0 -0.5\n", encoding="utf-8")
     rerank = ["rerank", "--kbest", base / "nbest.out.gz", "--weights", weights, "--out", tmp_path / "best.txt"]
-    message = one_error_line(cli(*rerank, "--refs", refs))
-    assert f"{refs}:101: has 2000 lines but the k-best pool has 100 sentences" in message
+    whole = cli(*rerank, "--refs", refs)
     exact = cli(*rerank, "--refs", first)
     prefix = cli(*rerank, "--refs", refs, "--refs-prefix")
-    assert exact.returncode == 0 and prefix.returncode == 0, prefix.stderr
-    assert "(1900 reference lines left out)" in prefix.stderr
-    assert exact.stderr.splitlines()[-1] == prefix.stderr.splitlines()[-1]  # BLEU = 9.1697 (...)
-    stats = json.loads(cli("kbest", "stats", base / "nbest.out.gz", "--refs", refs, "--refs-prefix").stdout)
+    assert whole.returncode == exact.returncode == prefix.returncode == 0, whole.stderr
+    score, coverage, signature = rerank_score(exact.stderr)
+    assert coverage == "100 sentences of 100 reference lines"
+    assert rerank_score(whole.stderr) == rerank_score(prefix.stderr) == (score, "100 sentences of 2000 reference lines",
+                                                                         signature)
+    stats = json.loads(cli("kbest", "stats", base / "nbest.out.gz", "--refs", refs).stdout)
     assert stats["hypotheses_per_sentence"]["mean"] == 100.0 and stats["bleu_1best_by_total"] > 5
+    assert (stats["sentences"], stats["reference_lines"]) == (100, 2000)
 
 
 def test_misspelt_dense_names_are_errors_and_unknown_sparse_names_only_where_the_input_has_sparse():

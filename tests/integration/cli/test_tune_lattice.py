@@ -158,29 +158,32 @@ def test_mira_takes_the_decoders_search_options(setup, refs, cli):
     assert not (d / "search.bad.json").exists()
 
 
-def test_references_longer_than_the_lattices_or_source_need_refs_prefix(setup, refs, cli):
-    """Issue 28: one reference line more than the lattice set (or mira's source) has sentences is an
-    error naming the file and both counts; --refs-prefix scores the first lines and says how many it left out."""
+def test_references_longer_than_the_lattices_are_chosen_by_their_ids_and_the_source_needs_refs_prefix(setup, refs, cli):
+    """One reference line more than the lattice set: its ids choose the lines, so the same weights and
+    lattice BLEU, on 10 sentences of 11 reference lines (--refs-prefix accepted, no effect). mira's
+    source is a file whose line i is sentence i: longer references are an error naming both counts
+    unless --refs-prefix, and shorter ones an error either way."""
     d, lines = setup
+    n = len(lines)
     longer = d / "dev.longer.en"
     longer.write_text(refs.read_text(encoding="utf-8") + "one line too many\n", encoding="utf-8")
     common = ["--lattice", d / "it0.lat.gz", "--init", d / "w0.txt", "--tokenize", "none", "--set", "epochs=2"]
-    r = cli("tune", "lbmira", *common, "--refs", longer, "--out", d / "long.w.txt")
-    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
-    assert f"dev.longer.en:{len(lines) + 1}: has {len(lines) + 1} lines" in r.stderr
-    assert f"the lattice set has {len(lines)} sentences" in r.stderr and "--refs-prefix" in r.stderr
-    assert not (d / "long.w.txt").exists()
-    r = cli("tune", "lbmira", *common, "--refs", longer, "--refs-prefix", "--out", d / "long.w.txt")
-    assert r.returncode == 0, r.stderr
-    assert "1 reference line left out" in r.stderr
-    assert cli("tune", "lbmira", *common, "--refs", refs, "--out", d / "exact.w.txt").returncode == 0
-    assert read_weights(d / "long.w.txt") == read_weights(d / "exact.w.txt")
+    exact = cli("tune", "lbmira", *common, "--refs", refs, "--out", d / "exact.w.txt")
+    assert exact.returncode == 0, exact.stderr
+    assert f"on {n} sentences of {n} reference lines" in exact.stderr
+    for extra in ([], ["--refs-prefix"]):
+        r = cli("tune", "lbmira", *common, "--refs", longer, *extra, "--out", d / "long.w.txt")
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines()[-1] == exact.stderr.splitlines()[-1].replace(
+            f"of {n} reference lines", f"of {n + 1} reference lines")
+        assert read_weights(d / "long.w.txt") == read_weights(d / "exact.w.txt")
     mira = ["--model", d / "model", "--source", d / "dev.fr", "--seed", "5", "--set", "shards=1", "--stack-size", "5",
             "--tokenize", "none", "--init", d / "w0.txt", "--shard", "0"]
     r = cli("tune", "mira", *mira, "--refs", longer, "--out", d / "long.json")
-    assert r.returncode == 2 and f"the source {d / 'dev.fr'} has {len(lines)} sentences" in r.stderr, r.stderr
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"dev.fr:{n + 1}: has {n} lines but the references have {n + 1}" in r.stderr and "--refs-prefix" in r.stderr
     r = cli("tune", "mira", *mira, "--refs", longer, "--refs-prefix", "--out", d / "long.json")
-    assert r.returncode == 0 and "1 reference line left out" in r.stderr, r.stderr
+    assert r.returncode == 0 and f"scoring {n} sentences of {n + 1} reference lines" in r.stderr, r.stderr
     short = d / "dev.short.en"
     short.write_text("\n".join(refs.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
     r = cli("tune", "mira", *mira, "--refs", short, "--refs-prefix", "--out", d / "short.json")
