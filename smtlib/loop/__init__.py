@@ -1,4 +1,4 @@
-"""``smtlib loop``: a standalone tuning loop around any decoder (issue 46), in the style of Moses's
+"""``smtlib loop``: a standalone tuning loop around any decoder, in the style of Moses's
 ``mert-moses.pl`` but with every tuner of :mod:`smtlib.tuners.registry`.
 
 Each iteration decodes the dev set with the current weights (the decoder is an external command,
