@@ -14,6 +14,7 @@ from smtlib.bleu.references import REFS_PREFIX_OPTION
 from smtlib.bleu.stats import NGRAM_ORDERS, REF_LENGTH_RULES, BleuSettings, tokenizers
 from smtlib.decoder.settings import SEARCHES, search_defaults
 from smtlib.errors import InputError
+from smtlib.values import integer_at_least
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(BleuSettings)}
 
@@ -86,16 +87,16 @@ def add_search_options(parser, who: str = "") -> None:
     (e.g. ``"mira: "``).
     """
     d = search_defaults()
-    parser.add_argument("--stack-size", type=int, default=d["stack_size"],
+    parser.add_argument("--stack-size", type=integer_at_least(0), default=d["stack_size"],
                         help=f"{who}histogram pruning limit, 0 = none (default {d['stack_size']})")
     parser.add_argument("--search", choices=SEARCHES, default=d["search"],
                         help=f"{who}stack: extend every hypothesis by every option; cube: cube pruning "
                              f"(Moses's -search-algorithm 1) (default {d['search']})")
-    parser.add_argument("--pop-limit", type=int, default=d["pop_limit"],
+    parser.add_argument("--pop-limit", type=integer_at_least(1), default=d["pop_limit"],
                         help=f"{who}with --search cube, hypotheses popped per stack (default {d['pop_limit']})")
-    parser.add_argument("--distortion-limit", type=int, default=d["distortion_limit"],
+    parser.add_argument("--distortion-limit", type=integer_at_least(-1), default=d["distortion_limit"],
                         help=f"{who}maximum jump, -1 = none (default {d['distortion_limit']})")
-    parser.add_argument("--table-limit", type=int, default=d["table_limit"],
+    parser.add_argument("--table-limit", type=integer_at_least(0), default=d["table_limit"],
                         help=f"{who}options per source phrase, 0 = all (default {d['table_limit']})")
 
 

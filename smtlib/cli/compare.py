@@ -46,6 +46,7 @@ from smtlib.bleu.signature import BleuSignature
 from smtlib.cli.common import add_bleu_options, add_refs_prefix_option, bleu_settings
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
+from smtlib.values import integer_at_least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeat for several systems)")
     parser.add_argument("--metrics", nargs="+", default=list(DEFAULT_METRICS), choices=list(METRICS),
                         help=f"metrics, in table order, of {', '.join(METRICS)} (default: {' '.join(DEFAULT_METRICS)})")
-    parser.add_argument("--ar-shuffles", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
-    parser.add_argument("--boot-samples", type=int, default=1000, help="bootstrap resamples for s_sel (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
+    parser.add_argument("--ar-shuffles", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
+    parser.add_argument("--boot-samples", type=integer_at_least(1), default=1000, help="bootstrap resamples for s_sel (default 1000)")
+    parser.add_argument("--seed", type=integer_at_least(0), default=0, help="seed of the shuffles and resamples (default 0)")
     parser.add_argument("--ties", choices=TIES, default="count",
                         help="p-value convention: count = Riezler & Maxwell (ties count, identical systems p=1; default), "
                              "strict = MultEval and sacrebleu (identical systems p=1/(shuffles+1))")

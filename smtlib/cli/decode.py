@@ -18,6 +18,7 @@ import sys
 
 from smtlib.cli.common import add_search_options, search_options
 from smtlib.decoder.settings import DecoderConfig
+from smtlib.values import integer_at_least
 
 _DEFAULTS = DecoderConfig()  # the defaults of --k, --lattice-beam and --nbest-factor (the search's: add_search_options)
 
@@ -28,14 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", default="-", help="source text, one sentence per line (default: stdin)")
     parser.add_argument("--output", help="1-best translations (default: stdout when no --kbest is given)")
     parser.add_argument("--kbest", help="k-best list output (Moses n-best format, .gz to compress)")
-    parser.add_argument("--k", type=int, default=_DEFAULTS.k, help=f"k-best list size (default {_DEFAULTS.k})")
+    parser.add_argument("--k", type=integer_at_least(1), default=_DEFAULTS.k, help=f"k-best list size (default {_DEFAULTS.k})")
     parser.add_argument("--lattice", help="search-graph lattice output (.gz to compress)")
     parser.add_argument("--lattice-beam", type=float, default=_DEFAULTS.lattice_beam,
                         help="keep only lattice edges on paths within this model score of the 1-best, plus the "
                              f"k-best paths (default {_DEFAULTS.lattice_beam:g}; 0 = the whole search graph)")
-    parser.add_argument("--jobs", type=int, default=1, help="decoding processes (default 1)")
+    parser.add_argument("--jobs", type=integer_at_least(1), default=1, help="decoding processes (default 1)")
     add_search_options(parser)
-    parser.add_argument("--nbest-factor", type=int, default=_DEFAULTS.nbest_factor,
+    parser.add_argument("--nbest-factor", type=integer_at_least(1), default=_DEFAULTS.nbest_factor,
                         help="examine at most k*factor derivations for k distinct translations "
                              f"(default {_DEFAULTS.nbest_factor})")
     parser.add_argument("--non-distinct", action="store_true", help="k-best over derivations, duplicates allowed")

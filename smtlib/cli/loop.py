@@ -30,6 +30,7 @@ import argparse
 from smtlib.cli.common import add_bleu_options, bleu_settings, parse_assignments
 from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.loop.options import DIALECT_ALIASES, LoopOptions, parse_range
+from smtlib.values import integer_at_least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--dialect", choices=(*DIALECTS, *DIALECT_ALIASES),
                     help="the n-best dialect the decoder writes (cdec = joshua's name=value features; default: "
                          "decided from each list's first lines)")
-    io.add_argument("--k", type=int, default=100, metavar="K", help="n-best size, the {k} placeholder (default 100)")
-    io.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+    io.add_argument("--k", type=integer_at_least(1), default=100, metavar="K", help="n-best size, the {k} placeholder (default 100)")
+    io.add_argument("--jobs", "-j", type=integer_at_least(1), default=1, metavar="N",
                     help="split the source into N shards decoded at once (their lists are joined with renumbered "
                          "ids: results do not depend on N) (default 1)")
     io.add_argument("--test", metavar="SRC", help="a test source decoded with every iteration's weights (test BLEU "
@@ -63,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and mira take their step on the k-best pool")
     tuning.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="a hyper-parameter of METHOD (repeatable; smtlib tune METHOD --help-params lists them)")
-    tuning.add_argument("--seed", type=int, default=0,
+    tuning.add_argument("--seed", type=integer_at_least(0), default=0,
                         help="random seed; run r of iteration N uses seed + 1000 (N - 1) + r (default 0)")
     tuning.add_argument("--metric", default="bleu", metavar="METRIC",
                         help="what to tune toward, as smtlib tune: bleu (default), chrf, chrf++, ter or a mixture "
@@ -71,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tuning.add_argument("--start-from", metavar="METHOD",
                         help="run METHOD (pro or kbmira) first in every iteration and start the method from its "
                              "weights, as mert-moses.pl --pro-starting-point")
-    tuning.add_argument("--runs", type=int, default=1, metavar="R",
+    tuning.add_argument("--runs", type=integer_at_least(1), default=1, metavar="R",
                         help="optimizer runs per iteration, each with its own seed; their weights are averaged "
                              "feature by feature (default 1)")
     tuning.add_argument("--historic-interpolation", type=float, default=0.0, metavar="A",
@@ -79,10 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "optimized weights, mert-moses.pl's rule (default 0: off)")
 
     limits = parser.add_argument_group("stopping, pool and constraints")
-    limits.add_argument("--max-iterations", type=int, default=25, metavar="N", help="at most N iterations (default 25)")
+    limits.add_argument("--max-iterations", type=integer_at_least(1), default=25, metavar="N", help="at most N iterations (default 25)")
     limits.add_argument("--epsilon", type=float, default=1e-5,
                         help="stop when no weight moves by more than this (default 1e-5, as mert-moses.pl)")
-    limits.add_argument("--prev-nbest", type=int, metavar="N",
+    limits.add_argument("--prev-nbest", type=integer_at_least(1), metavar="N",
                         help="the pool holds the n-best lists of the last N iterations only, this one included "
                              "(default: all; mert-moses.pl's --prev-aggregate-nbestlist N-1)")
     limits.add_argument("--fixed", nargs="+", default=[], metavar="NAME",

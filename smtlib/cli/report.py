@@ -52,6 +52,7 @@ import sys
 from smtlib.cli.common import add_bleu_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text
+from smtlib.values import integer_at_least
 
 
 def _write_text(path: str | os.PathLike, text: str) -> None:
@@ -365,9 +366,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--tests", metavar="JSON", help="write every test (cells and pairs) here")
     g.add_argument("--pairs", choices=("all", "best"), default="all",
                    help="test every pair of methods of a column (default), or each cell against the best only")
-    g.add_argument("--ar-shuffles", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
-    g.add_argument("--boot-samples", type=int, default=1000, help="bootstrap resamples for s_sel (default 1000)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the shuffles and resamples (default 0)")
+    g.add_argument("--ar-shuffles", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
+    g.add_argument("--boot-samples", type=integer_at_least(1), default=1000, help="bootstrap resamples for s_sel (default 1000)")
+    g.add_argument("--seed", type=integer_at_least(0), default=0, help="seed of the shuffles and resamples (default 0)")
     add_bleu_options(p)
     p.set_defaults(_action=cmd_table)
 
@@ -430,8 +431,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")
-    p.add_argument("--dims", type=int, nargs="+", help="feature dimensions (default: H&M's, 10 .. 1000)")
-    p.add_argument("--reps", type=int, default=3, help="repetitions per dimension (default 3, as H&M)")
+    p.add_argument("--dims", type=integer_at_least(1), nargs="+", help="feature dimensions (default: H&M's, 10 .. 1000)")
+    p.add_argument("--reps", type=integer_at_least(1), default=3, help="repetitions per dimension (default 3, as H&M)")
     p.add_argument("--methods", nargs="+", help="among pro, kbmira, mert (default: all three)")
     p.add_argument("--out", required=True, help="TSV: method, dim, features, rep, cosine, cpu_seconds, mert_restarts")
     p.add_argument("--figure", required=True, help="mean cosine by dimension (PNG)")

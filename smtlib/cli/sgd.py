@@ -43,6 +43,7 @@ from smtlib.system.modeldir import model_directory
 from smtlib.tuners.sgd import PAIR_TESTS, PAPER_K_FRACTION
 from smtlib.tuners.sgd_mixing import ALGORITHMS, choose_epoch, mix_epoch
 from smtlib.weights import read_weights, write_weights
+from smtlib.values import integer_at_least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("shards", help="split the prepared training corpus into random shards")
     p.add_argument("--corpus-src", required=True, help="the prepared source side (smtlib train prepare; read)")
     p.add_argument("--corpus-tgt", required=True, help="the prepared target side (read)")
-    p.add_argument("--seed", type=int, default=1, help="random seed of the split (default 1)")
+    p.add_argument("--seed", type=integer_at_least(0), default=1, help="random seed of the split (default 1)")
     p.add_argument("--shard-src", nargs="+", required=True, metavar="FILE",
                    help="each shard's source sentences (written; one file per shard, so their number is Z)")
     p.add_argument("--shard-ref", nargs="+", required=True, metavar="FILE",
@@ -98,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--pair-test", choices=PAIR_TESTS, default="decoded",
                    help="test every pair against the weights the sentence was decoded with (decoded, cdec dtrain) "
                    "or against the weights after the previous pair (current, the pseudo-code)")
-    p.add_argument("--k", type=int, default=100, help="k-best list size (default 100, distinct)")
+    p.add_argument("--k", type=integer_at_least(1), default=100, help="k-best list size (default 100, distinct)")
     add_search_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_bleu_options(p)
@@ -110,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the vector the algorithm returns after this epoch")
     p.add_argument("--next", required=True, help="the vector the next epoch's shards start from")
     p.add_argument("--state-out", required=True, help="this epoch's mix.json")
-    p.add_argument("--k", type=int, default=0, help="iterselsgd: features kept (0: from --k-fraction)")
+    p.add_argument("--k", type=integer_at_least(0), default=0, help="iterselsgd: features kept (0: from --k-fraction)")
     p.add_argument("--k-fraction", type=float, default=PAPER_K_FRACTION,
                    help=f"iterselsgd: share of the features kept when --k is 0 (default {PAPER_K_FRACTION:.5f})")
 
@@ -124,8 +125,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR",
                    help="run directories (chosen.json, test.bleu.json, test.out)")
     p.add_argument("--test-refs", required=True, help="test references (for the significance test)")
-    p.add_argument("--trials", type=int, default=10_000, help="approximate randomization shuffles (default 10000)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--trials", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
+    p.add_argument("--seed", type=integer_at_least(0), default=1)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--out", required=True)
 

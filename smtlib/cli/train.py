@@ -93,7 +93,7 @@ def _add_phrase_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_align_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="seed of eflomal's samplers (default: 0); same seed, same output")
+    p.add_argument("--seed", type=integer_at_least(0), default=0, help="seed of eflomal's samplers (default: 0); same seed, same output")
     p.add_argument("--threads", type=integer_at_least(1), default=2,
                    help="processes for alignment: 2 aligns both directions at once (default: 2); output is the same")
 

@@ -27,6 +27,7 @@ from smtlib.cli.score import add_metric_settings, metric_options
 from smtlib.errors import InputError
 from smtlib.progress import command_progress
 from smtlib.tuners.registry import INPUT_KINDS, check_metric, get_tuner_class, input_kind, list_tuners, metrics, summary
+from smtlib.values import integer_at_least
 
 # the k-best reader and BLEU scorer (numba, scipy, pandas) are imported in the functions that use
 # them, so `smtlib tune --list` and `--help-params` start in a fraction of a second
@@ -55,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(REFS_PREFIX_OPTION, action="store_true", help=_ANY_KIND_REFS_PREFIX)
     parser.add_argument("--init", "-i", metavar="W", help="initial weights file")
     parser.add_argument("--out", "-o", metavar="W", help="output weights file")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=integer_at_least(0), default=0, help="random seed (default 0)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a hyper-parameter (repeatable)")
     parser.add_argument("--info", help="write a JSON file with the tuner's figures (training BLEU, ...)")
     parser.add_argument("--quiet", action="store_true",

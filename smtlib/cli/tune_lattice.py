@@ -30,6 +30,7 @@ from smtlib.cli.common import bleu_settings
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.weights import check_weight_names, read_weights, write_weights
+from smtlib.values import integer_at_least
 
 #: the options a run requires (shown as required in ``--help``)
 REQUIRED = ("lattice", "refs", "init", "out")
@@ -52,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         g.add_argument("--kbest", "-k", nargs="+", metavar="K",
                        help="the paths earlier iterations aggregated (their --paths-out), merged")
     g.add_argument("--paths-out", metavar="PATHS", help="write the aggregated paths for the next iteration")
-    g.add_argument("--jobs", type=int, default=1,
+    g.add_argument("--jobs", type=integer_at_least(1), default=1,
                    help="threads for the tuners that use them (lbmert: its climbs, current weights and random "
                         "restarts, run in parallel); results do not depend on it (default 1)")
 

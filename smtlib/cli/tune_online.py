@@ -29,6 +29,7 @@ from smtlib.cli.common import add_search_options, bleu_settings, search_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json, read_lines, write_json
 from smtlib.weights import read_weights, write_weights
+from smtlib.values import integer_at_least
 
 #: the options a run requires (``--mix`` only ``--out``; shown as required in ``--help``)
 REQUIRED = ("model", "source", "refs", "init", "out")
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("online MIRA (mira): the decoder in the loop")
     g.add_argument("--model", metavar="MODEL", help="model directory or its model.yaml")
     g.add_argument("--source", metavar="SRC", help="source sentences of the dev set")
-    g.add_argument("--shard", type=int, help="run only this shard (0-based); the output is JSON")
+    g.add_argument("--shard", type=integer_at_least(0), help="run only this shard (0-based); the output is JSON")
     g.add_argument("--mix", nargs="+", metavar="SHARD_JSON", help="average these shard results")
     g.add_argument("--state", help="the previous epoch's mixing state (JSON)")
     g.add_argument("--state-out", help="write this epoch's mixing state (JSON)")
