@@ -99,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2 if args.command is None else 0
+    if args.command != "warmup":  # the warm-up says what it compiles itself
+        from smtlib.compile_notice import announce_compilation
+
+        announce_compilation()
     try:
         return int(args._run(args) or 0)
     except InputError as exc:
