@@ -4,16 +4,28 @@
 #
 #   snakemake --cores 8 --config data_dir=../shared/data -- results/table4.tsv
 #   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data -- results/table4.tsv
-#   snakemake --report report.html --config data_dir=../shared/data -- results/table4_vs_paper.tsv
+#   snakemake --report report.html --config data_dir=../shared/data -- results/table4.html results/figures/curves_fr-en.png
 #
 # Every stage is one file in rules/; the shared helpers are in rules/common.smk (their plain functions in
 # smtlib/workflow/), a stage's own next to its rules; settings in config/.
 
 import os
+import sys
+
+from smtlib.workflow import run_settings
 
 
 # the defaults, found next to this file whatever the working directory (-d); --configfile merges over it
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+
+
+# a report describes the run in results/: that run's settings (recorded when it started), not the
+# defaults of a report call that names no --configfile (smtlib.workflow.run_settings)
+REPORT_CONFIGFILES = None
+if "--report" in sys.argv:
+    REPORT_CONFIGFILES = run_settings.adopt_for_report(
+        config, workflow.overwrite_configfiles
+    )
 
 
 include: "rules/common.smk"
@@ -38,11 +50,19 @@ include: "rules/simianer.smk"
 report: "config/report/workflow.rst"
 
 
+# after the schema check, which would reject the key: the report's home page names the files
+if REPORT_CONFIGFILES is not None:
+    config[run_settings.REPORT_KEY] = {
+        "settings": run_settings.describe(REPORT_CONFIGFILES)
+    }
+
+
 # numba compiles its kernels on first use: once, here, rather than in every first job at once
 # (smtlib.warmup; skipped in milliseconds once done; SMTLIB_WARMUP=0 turns it off)
 # on a SLURM cluster, a job that can never start (a request over its partition's limits) fails the run
 # with the reason instead of leaving it waiting forever (smtlib.slurm_watch)
 onstart:
+    run_settings.record(config, workflow.overwrite_configfiles)
     warm_up_numba()
     watch_slurm_queue()
 

@@ -121,6 +121,31 @@ rule table_vs_paper:
         "--out {output.tsv} --findings {output.findings} > {log} 2>&1"
 
 
+# a table's files on one HTML page, which the report shows (it offers TSV and Markdown as downloads)
+rule table_page:
+    input:
+        table="results/{table}.tsv",
+        vs_paper="results/{table}_vs_paper.tsv",
+        companion="results/{table}.md",
+        findings="results/{table}_findings.md",
+    output:
+        report(
+            "results/{table}.html",
+            caption="../config/report/page.rst",
+            category="Tables",
+            subcategory="{table}",
+        ),
+    wildcard_constraints:
+        table="|".join(PAPER_TABLES),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/tables/{table}_page.log",
+    shell:
+        "smtlib report page --title {wildcards.table} --files {input.table} {input.vs_paper} "
+        "{input.companion} {input.findings} --out {output} > {log} 2>&1"
+
+
 # tuning.metric as a list (a sweep): the tune-on-X / evaluate-on-Y matrix, rows pair x feature set x
 # method x tuning metric, columns every metric of evaluation.metrics on the test sets
 rule metric_matrix:

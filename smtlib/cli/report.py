@@ -409,6 +409,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--findings", help="Markdown: the paper's §5 findings decided by run-level tests (needs --tests)")
     p.set_defaults(_action=cmd_paper)
 
+    p = sub.add_parser("page", help="one HTML page of a table's files (TSV as tables, Markdown as text) for the report")
+    p.add_argument("--title", required=True, help="the page's title")
+    p.add_argument("--files", nargs="+", required=True, help="the files, in the page's order")
+    p.add_argument("--out", required=True, help="HTML")
+    p.set_defaults(_action=cmd_page)
+
     p = sub.add_parser("publish", help="a workflow run's finished runs, tables, costs and commit, for the repository")
     p.add_argument("--workdir", required=True, help="the directory snakemake ran in (a git checkout)")
     p.add_argument("--pair", required=True, help="language pair of the runs, e.g. fr-en")
@@ -437,6 +443,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="TSV: method, dim, features, rep, cosine, cpu_seconds, mert_restarts")
     p.add_argument("--figure", required=True, help="mean cosine by dimension (PNG)")
     p.set_defaults(_action=cmd_pro_mert)
+
+
+def cmd_page(args: argparse.Namespace) -> int:
+    from smtlib.report.page import table_page
+
+    text = table_page(args.title, args.files)
+    with atomic_output(args.out) as fh:
+        fh.write(text)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -124,6 +124,7 @@ def all_targets(config: dict) -> list[str]:
     targets += [f"results/{t}_extended.tsv" for t in names]
     targets += [f"results/{t}_vs_paper.tsv" for t in names if t in PAPER_TABLES]
     targets += [f"results/{t}_findings.md" for t in names if t in PAPER_TABLES]
+    targets += [f"results/{t}.html" for t in names if t in PAPER_TABLES]
     targets += [f"results/figures/curves_{p}{suffix}.png" for p in curve_pairs(config) for suffix in ("", "_extended")]
     if config["sweep"]["grid"]:
         targets.append("results/figures/figure1.png")

@@ -195,6 +195,7 @@ def expected_default_jobs(config: dict) -> dict[str, int]:
         "score_test": tests * (len(config.get("evaluation", {}).get("metrics", ["bleu"])) - 1),
         "table": len(config["tables"]), "table_extended": len(config["tables"]),
         "table_vs_paper": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
+        "table_page": sum(t["name"] in ("table4", "table5", "table6") for t in config["tables"]),
         "curves": len(config["pairs"]), "curves_extended": len(config["pairs"]), "figure1": 1 if sw["grid"] else 0,
         "replay_data": 1, "replay_init": 1, "replay_pool": replay["iterations"],
         "replay_tune": len(replay["methods"]) * replay["iterations"],
@@ -482,8 +483,8 @@ def test_killed_replay_restarts_to_the_same_results(replay_run, tmp_path, data_d
 
 @pytest.mark.slow
 def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
-    r = snakemake(tmp_path, "--cores", "2", "results/table4_vs_paper.tsv", configfile=REPO / "config/tiny.yaml",
-                  data_dir=data_dir, timeout=2400)
+    r = snakemake(tmp_path, "--cores", "2", "results/table4.html", "results/figures/curves_fr-en.png",
+                  configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=2400)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     lines = [ln.split("\t") for ln in (tmp_path / "results/table4.tsv").read_text().splitlines()]
     assert lines[0] == ["method", "Small Tune", "Small Test", "Small SD", "Small Sig",
@@ -539,13 +540,24 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir):
     for rule in ("decode_dev", "tune", "tune_lattice", "select_best", "run_summary", "table",
                  "table_vs_paper"):
         assert costs.get(rule, {}).get("jobs", 0) >= 1 and costs[rule]["max_rss_mb"] > 0, (rule, costs.get(rule))
-    # the HTML report of what was built (`snakemake --report`)
-    r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4_vs_paper.tsv",
-                  configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=300)
+    # the HTML report of what was built (`snakemake --report`), called as the README says, without the
+    # run's --configfile: it describes the run (its recorded settings), with the figure asked for
+    r = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "results/table4.html",
+                  "results/figures/curves_fr-en.png", data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "report: the settings of the run in results/ (" in r.stdout + r.stderr
+    assert "Missing metadata" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
     html = (tmp_path / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "table4.tsv" in html and "table4.md" in html  # each table with its companion (signature, settings)
-    assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html
+    assert "table4_findings.md" in html and "table4_vs_paper.tsv" in html and "curves_fr-en.png" in html
+    page = (tmp_path / "results/table4.html").read_text(encoding="utf-8")  # the table's page, shown in the report
+    assert "table4.html" in html and page.count("<table>") == 2 and "<td>kb-mira</td>" in page
+    home = " ".join(html.replace("\\n", " ").split())  # the home text is embedded as a JSON string
+    assert "tiny.yaml over it" in home and "2 iterations, k = 20" in home
+    # a report call naming another config than the run's is refused
+    r = snakemake(tmp_path, "--report", str(tmp_path / "other.html"), "results/table4_vs_paper.tsv",
+                  configfile=REPO / "config/quick.yaml", data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "give the run's --configfile" in r.stdout + r.stderr
     assert "## Test score of every evaluation metric" not in companion  # evaluation.metrics: [bleu]
     tuned = {p: p.read_bytes() for p in (tmp_path / "results/tune/fr-en").glob("*/*/default/s*/summary.json")}
     table = (tmp_path / "results/table4.tsv").read_bytes()

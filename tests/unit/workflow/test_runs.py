@@ -57,6 +57,6 @@ def test_the_sweep_is_its_grid_times_its_samples():
 def test_the_default_target_has_each_tables_files_and_the_figures():
     targets = runs.all_targets(load_config("tiny.yaml"))
     assert targets == ["results/table4.tsv", "results/table4_extended.tsv", "results/table4_vs_paper.tsv",
-                       "results/table4_findings.md", "results/figures/curves_fr-en.png",
+                       "results/table4_findings.md", "results/table4.html", "results/figures/curves_fr-en.png",
                        "results/figures/curves_fr-en_extended.png",
                        "results/figures/figure1.png", "results/replay/table.tsv", "results/figures/pro_mert.png"]
