@@ -223,12 +223,14 @@ def warm_up(workdir: pathlib.Path, log=print, feature_sets: Sequence[str] = FEAT
     for fs in feature_sets:
         (workdir / fs).mkdir()
     started = time.perf_counter()
+    log("  compiling the training stages (alignment, phrase extraction, language models) ...")
     _train(run, feature_sets)
     log(f"  training stages compiled ({time.perf_counter() - started:.0f} s)")
     for fs in feature_sets:
         # the Big system has sparse features, which MERT's line searches do not take (not_applicable)
         usable = [m for m in methods or list_tuners() if fs != "big" or get_tuner_class(m).supports_sparse]
         kbest = [m for m in usable if input_kind(m) == "kbest"]
+        log(f"  {fs}: compiling the decoder, then {len(usable)} tuners ...")
 
         def done(what: str, fs: str = fs) -> None:
             log(f"  {fs}: {what} compiled ({time.perf_counter() - started:.0f} s)")
