@@ -6,8 +6,8 @@
 # With decoder.backend moses, export_moses writes each system as a Moses system for the decode jobs.
 # A system directory holds two weight files: default.weights (train_assemble: the system's own,
 # Moses's hand-set training defaults, for decoding it untuned) and init.weights (init_weights: where
-# every tuning run starts, Cherry & Foster's §4.2). default.weights was called weights.init until
-# issue 26; no rule reads it, so a finished run does not rebuild its systems for the new name.
+# every tuning run starts, Cherry & Foster's §4.2). A system directory built by older code has weights.init
+# instead of default.weights; no rule reads either, so such a system is not rebuilt for the name.
 
 
 rule train_prepare:

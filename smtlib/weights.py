@@ -16,8 +16,8 @@ with :func:`check_weight_names`, the one rule (``CONTRACT.md``, "weights"):
   input (``k`` out of range), a dense feature's name in another case (``lm0_0``), or one of
   Moses's dense feature families (``TranslationModel1_0``, ``LM1_0``, ``d_0`` ..., see
   :data:`DENSE_FAMILY`) that the input does not have;
-* a valid sparse name that matches no feature of the input (issue 28: ``tmm_1`` for ``tm_1``,
-  ``TranslatonModel0_1``, ``Distorsion0_0`` used to pass as sparse weights that never fire) is
+* a valid sparse name that matches no feature of the input (``tmm_1`` for ``tm_1``,
+  ``TranslatonModel0_1``, ``Distorsion0_0``: accepted silently, they would be sparse weights that never fire) is
   accepted only where the input has sparse features, since a tuned weights file legitimately
   carries sparse features that another pool, lattice set or the sentences at hand do not fire
   (a weights file of a Big system read against the k-best pool of another iteration); and even

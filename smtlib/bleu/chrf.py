@@ -109,7 +109,7 @@ def split_punctuation(text: str) -> list[str]:
 
     A word longer than one character that ends in punctuation loses its last character (``hi.`` ->
     ``hi`` ``.``); else one that starts with punctuation loses its first (``(hi`` -> ``(`` ``hi``);
-    ``(hi)`` becomes ``(hi`` ``)`` (sacrebleu issue #124: one side only).
+    ``(hi)`` becomes ``(hi`` ``)`` (mjpost/sacrebleu#124: one side only).
     """
     words: list[str] = []
     for w in text.split():

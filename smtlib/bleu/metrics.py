@@ -7,17 +7,17 @@ row as sacrebleu's ``sentence_score``, and :meth:`Metric.signature` is sacrebleu
 with ``impl:smtlib-<version>`` added. :data:`METRICS` (name -> class) is the one list of metric
 names: ``smtlib score --metric``, ``smtlib tune --metric`` and the tuner registry read it.
 
-==========  ==========================  ======================================  ================
-name        statistics (width)          corpus / sentence score                 better
-==========  ==========================  ======================================  ================
-``bleu``    :mod:`smtlib.bleu.stats`    sacrebleu ``BLEU()``; sentence:         higher
+==========  ==========================  ==========================================  ================
+name        statistics (width)          corpus / sentence score                     better
+==========  ==========================  ==========================================  ================
+``bleu``    :mod:`smtlib.bleu.stats`    sacrebleu ``BLEU()``; sentence:             higher
             (10)                        ``sentence_bleu`` (exp, effective order)
-``chrf``    :mod:`smtlib.bleu.chrf`     sacrebleu ``CHRF()``                    higher
+``chrf``    :mod:`smtlib.bleu.chrf`     sacrebleu ``CHRF()``                        higher
             (18)
-``chrf++``  :mod:`smtlib.bleu.chrf`     sacrebleu ``CHRF(word_order=2)``        higher
+``chrf++``  :mod:`smtlib.bleu.chrf`     sacrebleu ``CHRF(word_order=2)``            higher
             (24)
-``ter``     :mod:`smtlib.bleu.ter` (2)  sacrebleu ``TER()``                     lower
-==========  ==========================  ======================================  ================
+``ter``     :mod:`smtlib.bleu.ter` (2)  sacrebleu ``TER()``                         lower
+==========  ==========================  ==========================================  ================
 
 A **mixture** (:func:`parse_mixture`, ``bleu:0.5,ter:-0.5``) is Moses's interpolated scorer
 (``mert --sctype BLEU,TER --scconfig weights:...``): the weighted sum of its metrics' scores, each

@@ -29,7 +29,7 @@ Metrics (:data:`METRICS`) score summed additive per-sentence statistics (:data:`
 (:func:`smtlib.bleu.corpus.bleu_from_stats`, sacrebleu's) and the length ratio (hypothesis length
 over effective reference length, MultEval's ``Length``), both from the BLEU statistics row. A metric
 with other additive statistics is one :data:`STATISTICS` entry for its rows and one :data:`METRICS`
-entry for its score, as chrF, chrF++ and TER are (issue 25; :mod:`smtlib.bleu.metrics`, sacrebleu's
+entry for its score, as chrF, chrF++ and TER are (:mod:`smtlib.bleu.metrics`, sacrebleu's
 scores; TER, like MultEval's, lower is better); statistics shared by several metrics are computed
 once and every metric sees the same bootstrap resamples and shuffles. Scores are 0-1 here (the length ratio is the
 ratio), 0-100 when printed.
@@ -91,7 +91,7 @@ def length_ratio(stats: np.ndarray) -> float:
 
 
 def _metric_rows(name: str) -> Callable[[Sequence[str], Sequence[Sequence[str]], BleuSettings], np.ndarray]:
-    """Rows of a metric of :mod:`smtlib.bleu.metrics` (issue 25): chrF takes the case setting
+    """Rows of a metric of :mod:`smtlib.bleu.metrics`: chrF takes the case setting
     (``--lowercase``), TER sacrebleu's defaults (it lowercases)."""
 
     def rows(hypotheses, references, settings: BleuSettings) -> np.ndarray:
@@ -240,7 +240,7 @@ def paired_bootstrap(
 ) -> np.ndarray:
     """p-values of Koehn's (2004) paired bootstrap test as sacrebleu's ``--paired-bs`` computes them
     (Moses's ``bootstrap-hypothesis-difference-significance.pl``): resample the sentences of both
-    systems alike; the centred absolute differences |d*| - mean |d*| that exceed the observed |d|,
+    systems alike; the centred absolute differences ``|d*| - mean |d*|`` that exceed the observed ``|d|``,
     plus one, over ``samples`` + 1. ``stats_a``/``stats_b`` are ``(N, W)``; returns ``(P,)``."""
     observed = np.abs(score(stats_a.sum(axis=0)[None]) - score(stats_b.sum(axis=0)[None]))[0]
     diffs = np.vstack([np.abs(score(c @ stats_a) - score(c @ stats_b)) for c in bootstrap_counts(len(stats_a), samples, seed)])

@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines (epoch/iteration/restart and objective, at most one a second) on stderr")
     parser.add_argument("--metric", default="bleu", metavar="METRIC",
-                        help="what to tune toward (issue 25): bleu (default), chrf, chrf++, ter, or a weighted "
+                        help="what to tune toward: bleu (default), chrf, chrf++, ter, or a weighted "
                              "mixture NAME:WEIGHT,... such as bleu:0.5,ter:-0.5 (Moses's interpolated scorer; TER "
                              "takes a negative weight); smtlib tune --list shows which methods take which")
     add_bleu_options(parser)

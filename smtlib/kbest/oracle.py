@@ -4,7 +4,7 @@ Corpus BLEU does not decompose over sentences, so the exact oracle is intractabl
 use the usual greedy coordinate ascent (as in Moses's and cdec's oracle tools): start from the
 best hypothesis per sentence by sentence-level BLEU+1, then repeatedly replace each sentence's
 choice by the one that maximises corpus BLEU with the others fixed, until no change.
-:func:`metric_oracle_indices` does the same for chrF, chrF++ and TER (issue 25), from their
+:func:`metric_oracle_indices` does the same for chrF, chrF++ and TER, from their
 sentence scores.
 """
 

@@ -58,7 +58,7 @@ class KBestPool:
     #: (part of what makes two rows duplicates; :mod:`smtlib.kbest.store` keeps them). None: unknown.
     layouts: tuple[tuple[FeatureGroup, ...], ...] | None = None
     row_layouts: np.ndarray | None = None
-    #: statistics of other metrics (issue 25), by metric (:mod:`smtlib.bleu.metrics`), see :meth:`metric_stats`
+    #: statistics of the other metrics (chrF, chrF++, TER), by metric (:mod:`smtlib.bleu.metrics`), see :meth:`metric_stats`
     other_stats: dict = dataclasses.field(default_factory=dict, repr=False)
 
     # -- shape ------------------------------------------------------------------------------------

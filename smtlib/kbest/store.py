@@ -31,28 +31,28 @@ as lists of indices into ``groups`` in line order), ``sparse_names`` (sparse col
 ``duplicates_dropped``, ``files`` (the k-best files added, in order, with their line counts and
 rows kept) and ``arrays``: name -> ``{"dtype", "shape", "offset"}`` for
 
-=================  ==========  ==============================================================
-array              dtype       content
-=================  ==========  ==============================================================
-``offsets``        int64       (S+1,) rows of sentence s are ``offsets[s]:offsets[s+1]``
-``dense``          float64     (N, D) dense features, columns in ``groups`` order (0 if absent)
-``row_layout``     int32       (N,) each row's index into ``layouts``
-``row_hash``       uint64      (N,) :func:`row_hashes` of each row (for de-duplication)
-``sparse_indptr``  int64       (N+1,) CSR row pointers of the sparse features
-``sparse_indices`` int32       (nnz,) CSR columns (indices into ``sparse_names``), sorted per row
-``sparse_data``    float64     (nnz,) CSR values
-``text_offsets``   int64       (N+1,) hypothesis i is ``text_bytes[text_offsets[i]:text_offsets[i+1]-1]``
-``text_bytes``     uint8       the hypotheses in UTF-8, each followed by a newline
-``totals``         float64     (N,) the totals written in the k-best files (NaN where absent)
-``extra_present``  bool        (N,) has the line fields after the total
-``extra_offsets``  int64       (N+1,) like ``text_offsets``, for those fields (empty when absent)
-``extra_bytes``    uint8       like ``text_bytes``
-``stats``          float64     (N, 10) BLEU statistics (layout of :mod:`smtlib.bleu.stats`)
-``stats:NAME``     float64     (N, W) statistics of metric NAME (issue 25; only those the header's
-                               ``metrics`` lists)
-=================  ==========  ==============================================================
+===================  ==========  ==============================================================
+array                dtype       content
+===================  ==========  ==============================================================
+``offsets``          int64       (S+1,) rows of sentence s are ``offsets[s]:offsets[s+1]``
+``dense``            float64     (N, D) dense features, columns in ``groups`` order (0 if absent)
+``row_layout``       int32       (N,) each row's index into ``layouts``
+``row_hash``         uint64      (N,) :func:`row_hashes` of each row (for de-duplication)
+``sparse_indptr``    int64       (N+1,) CSR row pointers of the sparse features
+``sparse_indices``   int32       (nnz,) CSR columns (indices into ``sparse_names``), sorted per row
+``sparse_data``      float64     (nnz,) CSR values
+``text_offsets``     int64       (N+1,) hypothesis i is ``text_bytes[text_offsets[i]:text_offsets[i+1]-1]``
+``text_bytes``       uint8       the hypotheses in UTF-8, each followed by a newline
+``totals``           float64     (N,) the totals written in the k-best files (NaN where absent)
+``extra_present``    bool        (N,) has the line fields after the total
+``extra_offsets``    int64       (N+1,) like ``text_offsets``, for those fields (empty when absent)
+``extra_bytes``      uint8       like ``text_bytes``
+``stats``            float64     (N, 10) BLEU statistics (layout of :mod:`smtlib.bleu.stats`)
+``stats:NAME``       float64     (N, W) statistics of metric NAME (only those the header's
+                                 ``metrics`` lists)
+===================  ==========  ==============================================================
 
-Other metrics (issue 25). The optional header key ``metrics`` lists ``{"name", "settings"}`` of the
+Other metrics. The optional header key ``metrics`` lists ``{"name", "settings"}`` of the
 metrics of :mod:`smtlib.bleu.metrics` whose statistics the pool keeps besides BLEU's (``smtlib
 kbest add --metric chrf ter``), one array ``stats:NAME`` each, computed against the same references
 as BLEU's and kept up to date by every later :func:`add_kbest` (a metric asked for that an earlier

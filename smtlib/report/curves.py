@@ -2,7 +2,7 @@
 
 The curves are the runs' learning-curve TSVs (:func:`smtlib.report.runs.read_curve`); the figure
 marks each run's kept weights (Cherry & Foster 2012, §4: the iteration with the best dev BLEU). Runs
-tuned toward another metric (issue 25) keep the iteration best in that metric, so their curves are
+tuned toward another metric (``smtlib tune --metric``) keep the iteration best in that metric, so their curves are
 drawn in it (their ``dev_tuning`` column), not in BLEU, where the marker would not sit on the best
 point; runs tuned toward different metrics are not drawn in one figure.
 """

@@ -1,4 +1,4 @@
-"""The tune-on-X / evaluate-on-Y matrix of a sweep over tuning metrics (issue 25).
+"""The tune-on-X / evaluate-on-Y matrix of a sweep over tuning metrics (``tuning.metric`` a list).
 
 Each row is a (pair, feature set, method, tuning metric) cell: the runs on the dev sub-samples of that
 method tuned toward that metric (``smtlib tune --metric``); each column an evaluation metric, the

@@ -1,6 +1,6 @@
 """Publish a workflow run's results for the repository: tables, per-run summaries, costs, provenance.
 
-A full table takes many hours and outlives a working session (issue 23); what it produced is
+A full table takes many hours and outlives a working session; what it produced is
 committed as it completes, so that a lost machine costs only the runs in flight. This module reads a
 workflow directory (the one ``snakemake`` ran in: ``results/``, ``results/benchmarks/``, and its git
 checkout) and writes, for one language pair, into a directory meant to be tracked (``docs/results/``):
@@ -28,7 +28,7 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 
 The tables may come from a second workflow directory (``tables_workdir``): a checkout at a later
 commit holding the same runs (hard links), where only the table step runs. The Table 4 run started
-before the tables' significance marks, findings and starting-point column existed (issues 24 and 28);
+before the tables' significance marks, findings and starting-point column existed;
 its runs take sessions, its table step seconds. Every run summary there must be byte-identical to the
 runs directory's, or, for a run the runs directory lacks, be restored from its record published
 earlier (``smtlib report restore``, config ``restore_runs``) and reproduce it (else the tables are not

@@ -2,7 +2,7 @@
 
 ``smtlib report publish`` commits each finished run as a record (``runs/<fs>/<method>/<setting>/s<N>.json``:
 the dev BLEU of every iteration, the kept iteration, its weights and its test BLEU per test set), so
-that a lost machine costs only the runs in flight (issue 23). The records are enough to compute the
+that a lost machine costs only the runs in flight. The records are enough to compute the
 tables again without the tuning loop, which is nearly all of a table's cost: the kept weights and the
 learning curve come from the record (:func:`restored_weights`, :func:`restored_curve`), the test sets
 are decoded again with those weights, and the run's summary must then equal the record's

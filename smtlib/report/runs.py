@@ -3,7 +3,7 @@
 Cherry & Foster (2012), §4: each tuning loop "return[s] the weights that achieve the best development
 BLEU score" over its iterations; :func:`best_iteration` picks them (ties go to the earliest
 iteration, i.e. fewer tuning steps: the paper does not say how ties are broken). A run tuned toward
-another metric (``smtlib tune --metric``, issue 25) keeps the weights with the best dev score in
+another metric (``smtlib tune --metric``) keeps the weights with the best dev score in
 that metric (:func:`tuning_scores`; the lowest for TER), its curve carrying those scores too. The learning curve
 (dev BLEU of the weights 0..N, one TSV per run) records every iteration with the kept one marked;
 :func:`run_summary` reduces a run to what the tables average: the kept weights' dev BLEU (Tune) and

@@ -7,7 +7,7 @@
   tuners, which visit one sentence at a time.
 * sentence-level BLEU of every hypothesis, oracle sets (ties kept), per-sentence argmax with ties
   to the first row, the 1-best corpus BLEU of a weight vector.
-* :class:`SentenceMetricTuner` (issue 25): tuning toward another metric or a mixture. Inside its
+* :class:`SentenceMetricTuner`: tuning toward another metric or a mixture. Inside its
   ``fit_metric``, :func:`sentence_bleu` gives the metric's sentence-level scores (the BLEU part of a
   mixture with the tuner's own sentence-BLEU variant) and :func:`pool_bleu` the metric's corpus
   score of the 1-best, so a tuner that reads its gold scores through these two is unchanged
@@ -209,7 +209,7 @@ def tuning_metric():
 class SentenceMetricTuner:
     """Mixin of the tuners whose gold scores are a sentence-level BLEU variant (``sentence_bleu``
     parameter) read through :func:`sentence_bleu` / :func:`pool_bleu`: they tune toward any metric
-    or mixture of :mod:`smtlib.bleu.metrics` by its sentence-level form (issue 25).
+    or mixture of :mod:`smtlib.bleu.metrics` by its sentence-level form.
 
     The BLEU part of a mixture keeps the tuner's own variant. The training score in ``info`` is
     then ``train_metric`` (the metric's corpus score, percent) instead of ``train_bleu``.

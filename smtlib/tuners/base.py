@@ -75,7 +75,7 @@ def check_tuned_weights(method: str, weights: np.ndarray, step: str,
     """Raise :class:`TuningError` for weights no decoder can use, naming ``method`` and ``step``.
 
     Non-finite or all-zero weights, and weights so small that the model scores of the hypotheses of
-    every sentence tie (Moses issue 189: weights near 1e-39; ModernMT issue 75: zero weights
+    every sentence tie (moses-smt/mosesdecoder#189: weights near 1e-39; modernmt/modernmt#75: zero weights
     reported as a success): their largest within-sentence score difference on the input
     (``scores(w)`` per row, rows grouped by ``offsets``; a lattice: all its edges as one group) is
     at most :data:`TIE_SPREAD` while the same direction at unit scale separates hypotheses.
@@ -175,7 +175,7 @@ class Tuner(abc.ABC):
     def corpus_metric(self, mixture, stats: np.ndarray):
         """The :class:`~smtlib.tuners.corpus_metric.CorpusMetric` of a metric or mixture of
         :mod:`smtlib.bleu.metrics` over its statistics (``mixture.stats(...)``), for :meth:`__call__`
-        (issue 25). Only tuners with a ``fit_metric`` (the registry's ``metrics="any"``) take one."""
+        Only tuners with a ``fit_metric`` (the registry's ``metrics="any"``) take one."""
         from smtlib.tuners.corpus_metric import mixture_metric
 
         return mixture_metric(mixture, stats, self.bleu_sentence)

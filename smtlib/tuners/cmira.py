@@ -27,7 +27,7 @@ stay at the start: 8.78 tune / 9.83 held-out BLEU), while in percent every epoch
 rises to 14.46 / 13.27 (C = 0.001). ``tests/unit/tuners/test_cmira.py`` checks these facts; see
 ``smtlib/tuners/README.md`` for the numbers on a Multi30k pool.
 
-Other metrics (``smtlib tune cmira --metric``, issue 25). Tan et al. write B for "the metric" and
+Other metrics (``smtlib tune cmira --metric``). Tan et al. write B for "the metric" and
 state the loss for any metric (§3.2: with a decomposable one it is the sum of structured-SVM
 hinges), so the algorithm takes one as it is: b' is the metric's sentence score (sacrebleu's
 sentence chrF, minus sentence TER; a mixture's weighted sum, its BLEU part the paper's add-one

@@ -10,7 +10,7 @@ G(p) = sum_i g(i, p(i)), e.g. a gold linear model in their synthetic experiment 
 :class:`CorpusMetric` covers both: a statistics matrix (N, W) and a compiled function scoring one
 summed row. :func:`bleu_metric` is the real-BLEU path, :func:`additive_metric` the gold-function
 adapter; the tuners take an optional metric and default to BLEU, so the BLEU path does not change
-when the adapter is used. :func:`mixture_metric` (issue 25) is any metric of
+when the adapter is used. :func:`mixture_metric` is any metric of
 :mod:`smtlib.bleu.metrics` or a weighted mixture of them (Moses's interpolated scorer): its
 statistics are the parts' side by side and its corpus score the weighted sum of the parts' corpus
 scores (BLEU unsmoothed, chrF and TER exactly as sacrebleu; TER with a negative weight).

@@ -27,7 +27,7 @@ hope and fear differ, a negligible difference); Chiang et al.'s ``pseudo-doc`` v
 :mod:`smtlib.bleu.variants` decays as BG <- gamma (BG + x), Algorithm 1 and Moses as
 BG <- gamma BG + x, which is what is done here.
 
-Other metrics (issue 25, ``smtlib tune kbmira --metric``): BLEU_bg(e) becomes the metric's score of
+Other metrics (``smtlib tune kbmira --metric``): BLEU_bg(e) becomes the metric's score of
 BG + stats(e) over its own statistics (:func:`background_gain`), part by part for a mixture, each
 part scaled by its reference length in BG + e when ``bleu_scale="ref-length"``; for TER the gain is
 then minus the edits of BG + e.
@@ -52,7 +52,7 @@ from smtlib.tuners.corpus_metric import CorpusMetric, bleu_metric, is_additive, 
 
 @numba.njit(cache=True)
 def background_gain(stats_row, bg, spec, scale_ref, total):
-    """The pseudo-document gain of a hypothesis under a metric ``spec`` (issue 25).
+    """The pseudo-document gain of a hypothesis under a metric ``spec``.
 
     Plain BLEU is :func:`background_bleu`, unchanged. Any other metric or mixture (Moses's
     interpolated scorer) scores BG + stats(e) part by part, sum_p w_p score_p(BG + e), each part
@@ -196,8 +196,8 @@ class KbMira(KBestTuner):
         return self.fit_metric(pool, init, bleu_metric(pool.stats))
 
     def fit_metric(self, pool: KBestPool, init: np.ndarray, metric: CorpusMetric) -> TuneResult:
-        """Algorithm 1 with ``metric``: BLEU, and any metric or mixture of :mod:`smtlib.bleu.metrics`
-        (issue 25), uses the background pseudo-document over the metric's statistics
+        """Algorithm 1 with ``metric``: BLEU, and any metric or mixture of :mod:`smtlib.bleu.metrics`,
+        uses the background pseudo-document over the metric's statistics
         (:func:`background_gain`); the additive gold score uses its per-hypothesis gains as BLEU_i(e).
         The training score of each average is ``metric``'s corpus score.
         """

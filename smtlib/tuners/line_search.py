@@ -21,7 +21,7 @@ surrounding breakpoints instead of an absolute constant.
 
 All kernels are numba-compiled; the corpus score is selected by the metric's ``kind``
 (:mod:`smtlib.tuners.corpus_metric`: corpus BLEU, a decomposable additive score, or any metric or
-mixture of :mod:`smtlib.bleu.metrics`, issue 25), a small array (the metric's spec) rather than a
+mixture of :mod:`smtlib.bleu.metrics`), a small array (the metric's spec) rather than a
 function, so that the compiled kernels are cached on disk.
 """
 

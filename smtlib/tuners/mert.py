@@ -34,7 +34,7 @@ end point on Moses's regression data, but not on this project's own pools: on a 
 Medium pool (200 dev sentences, 9 merged 100-best lists, even ids tuned, odd held out, 10 seeds;
 ``benchmarks/results/moses_tuners.md``) it reaches 54.33 ± 0.37 pool BLEU and 50.20 held-out where
 Moses's ``mert`` reaches 54.69 / 50.81 and ``sweep=best`` 54.72 / 50.98, at 2.0 s CPU per step
-against 1.9 (issue 22: ours must be at least the reference on the same pool). Deviation from Moses:
+against 1.9 (the requirement: ours at least level with the reference on the same pool). Deviation from Moses:
 its merging of breakpoints closer than 1e-4 (a float32 artefact) is not needed in float64.
 
 Dense features only (``supports_sparse = False``): Cherry & Foster (2012, §2) and Hopkins &

@@ -227,7 +227,7 @@ class Pro(KBestTuner):
 
     def bleu_sentence(self, stats: np.ndarray) -> np.ndarray:
         """Moses PRO's sentence BLEU (``moses-smoothed``) of BLEU statistics rows; also the BLEU part
-        of a metric mixture's sentence scores (issue 25)."""
+        of a metric mixture's sentence scores (``--metric``)."""
         variant = get_variant("moses-smoothed", smoothing=float(self.params["smoothing"]), bp_smooth=bool(self.params["bp_smooth"]))
         return variant.score(stats)
 

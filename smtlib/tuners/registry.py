@@ -24,7 +24,7 @@ ANY_METRIC = "any"
 
 class Entry(NamedTuple):
     """``target`` is ``module:Class``; ``kind`` one of :data:`INPUT_KINDS`; ``summary`` for ``--list``;
-    ``metrics`` what ``--metric`` it takes (issue 25): :data:`ANY_METRIC` (every metric of
+    ``metrics`` what ``--metric`` it takes: :data:`ANY_METRIC` (every metric of
     :mod:`smtlib.bleu.metrics` and their mixtures), or ``bleu`` with the reason after a colon."""
 
     target: str

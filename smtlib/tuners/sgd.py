@@ -337,7 +337,7 @@ class _Prepared:
             raise InputError("sentence_bleu=pseudo-doc needs a running background; choose a sentence-level variant")
         variant = get_variant(bleu_name)
         self.bleu_signature = variant.smooth_field()  # the variant as the one BLEU signature writes it
-        metric = tuning_metric()  # issue 25: the sentence scores of the metric tuned toward, if any
+        metric = tuning_metric()  # --metric: the sentence scores of the metric tuned toward, if any
         bleu = np.asarray(variant.score(pool.stats) if metric is None else metric.sentence_scores, dtype=np.float64)
         if not np.all(np.isfinite(bleu)):
             raise InputError(f"sentence BLEU ({bleu_name}) is not finite for some hypotheses")

@@ -22,7 +22,7 @@ scipy's L-BFGS from the initial weights (stopping at a relative decrease below `
 after ``max_iterations`` = 200). λ = 50 (MR's value in Cherry & Foster §4; the xBLEU
 papers do not give one), γ = 1 and the softplus width 0.01 are our defaults.
 
-Other metrics (``smtlib tune xbleu --metric``, issue 25). Nothing in the derivation is BLEU's but
+Other metrics (``smtlib tune xbleu --metric``). Nothing in the derivation is BLEU's but
 that the corpus score is a differentiable function of summed statistics, which chrF (F-beta of
 ratios of n-gram counts) and TER (edits over reference words) are too: the same chain rule applies
 to their expected statistics with :func:`metric_and_gradient`'s gradient (the survey's §5.5 expected
