@@ -27,3 +27,32 @@ def test_ci_runs_the_readme_test_command():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pytest -q -n auto -p no:cacheprovider" in ci
     assert ci.index("python -m pytest") < ci.index("python -m sphinx")
+
+
+def test_the_table4_excerpt_is_the_published_table_and_the_papers():
+    """Every number of the README's Table 4 excerpt is read again from docs/results/table4/table4.tsv
+    and the paper's transcription, so republishing the table cannot leave the README stale."""
+    ours = {}
+    for line in (REPO / "docs/results/table4/table4.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        f = line.split("\t")
+        ours[f[0]] = {"medium": (f[6], f[7], f[8]), "big": (f[10], f[11], f[12])}
+    paper = {}
+    for line in (REPO / "smtlib/report/cherry_foster_2012.tsv").read_text(encoding="utf-8").splitlines():
+        f = line.split("\t")
+        if f[0] == "table4":
+            paper[(f[2], f[3])] = (f[5], f[6])
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = [line.strip("|").split("|") for line in text.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip() in ours]
+    assert [r[0].strip() for r in rows] == list(ours)
+
+    def cell(fs, method):
+        test, sd, sig = ours[method][fs]
+        if test == "n/a":
+            return ["n/a", "n/a", "n/a"]
+        p = paper[(method, fs)]
+        return [f"{test} ({sd})", sig, f"{p[0]} ({p[1]})"]
+
+    for row in rows:
+        method = row[0].strip()
+        assert [c.strip() for c in row[1:]] == cell("medium", method) + cell("big", method), method
