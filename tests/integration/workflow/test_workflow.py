@@ -293,8 +293,9 @@ def test_dry_run_of_a_metric_sweep(tmp_path, data_dir):
     assert counts["score_test"] == 2 * counts["decode_test"]  # chrF and TER; BLEU is decode_test's
     assert counts["metric_matrix"] == 1 and counts["table"] == 1
     assert counts["decode_test_initial"] == 2 * 2  # the tables' starting point: (small, medium) x 2 test sets
-    # issue 25's plan, plus the dev scores that keep the weights, plus the extended methods' learning curves
-    assert counts["total"] == 503 + 8 + 48 + 1 and counts["curves_extended"] == 1
+    # the matrix's plan, plus the dev scores that keep the weights, the extended methods' learning curves
+    # and the table's HTML page
+    assert counts["total"] == 503 + 8 + 48 + 1 + 1 and counts["curves_extended"] == 1
     r = snakemake(tmp_path / "wf", "-n", "-p", "results/metric_matrix.tsv", configfile=cfg, data_dir=data_dir,
                   timeout=300)
     out = r.stdout + r.stderr
