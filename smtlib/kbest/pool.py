@@ -19,7 +19,6 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from smtlib._dot import matvec
@@ -402,6 +401,8 @@ class _PoolBuilder:
         names = sp_names[:sp_len].tobytes().decode("utf-8").split("\n")[:-1]
         rows = sp_row[:n_sparse].copy()
         if n_sparse:
+            import pandas as pd  # here: a binary pool's readers (a tuning step) never pay its import
+
             codes, uniques = pd.factorize(np.array(names, dtype=object))
             keys = rows * len(uniques) + codes
             order = np.argsort(keys, kind="stable")
@@ -493,6 +494,8 @@ class _PoolBuilder:
         base = 0
         for chunk in self.chunks:
             if len(chunk.sparse_rows):
+                import pandas as pd
+
                 codes, uniques = pd.factorize(np.array(chunk.sparse_names, dtype=object))
                 mapping = np.array([sparse_index.setdefault(name, len(sparse_index)) for name in uniques], dtype=np.int64)
                 coo_rows.append(base + chunk.sparse_rows)
@@ -542,6 +545,8 @@ def _first_occurrences(ids, texts, dense, sparse) -> np.ndarray:
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    import pandas as pd
+
     text_codes, _ = pd.factorize(np.array(texts, dtype=object))
     frame = pd.DataFrame({"id": ids, "text": text_codes})
     frame["dense"] = pd.util.hash_pandas_object(pd.DataFrame(dense), index=False).to_numpy() if dense.shape[1] else 0

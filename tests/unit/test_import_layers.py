@@ -129,3 +129,11 @@ def test_the_decoders_settings_load_without_the_decoder():
             "print(sorted(m for m in sys.modules if m.startswith('smtlib.decoder')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['smtlib.decoder', 'smtlib.decoder.settings']"
+
+
+def test_reading_a_binary_pool_does_not_import_pandas():
+    """A tuning step reads a binary pool (smtlib.kbest.store); pandas (about 0.25 s to import) is for
+    reading and merging text k-best lists only."""
+    code = "import sys, smtlib.kbest.store, smtlib.cli.tune_kbest; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
