@@ -206,7 +206,10 @@ class SystemResult:
     mean: np.ndarray
     s_sel: np.ndarray
     s_opt: np.ndarray
-    p_value: np.ndarray | None  # None for the baseline
+    p_value: np.ndarray | None  # None for the baseline; corrected if ``p_uncorrected`` is set
+    boot_mean: np.ndarray | None = None  # mean of the bootstrap distribution of the replica mean
+    ci_half: np.ndarray | None = None  # half-width of its 95 % interval (sacrebleu's ``± CI``)
+    p_uncorrected: np.ndarray | None = None  # the p-values before a multiple-testing correction
 
 
 def bootstrap_counts(n_items: int, samples: int, seed: int, block: int = 500):
@@ -221,18 +224,38 @@ def bootstrap_counts(n_items: int, samples: int, seed: int, block: int = 500):
         done += k
 
 
-def selection_sd(stats: np.ndarray, score: Callable[[np.ndarray], np.ndarray], *, samples: int = 1000, seed: int = 0) -> np.ndarray:
-    """s_sel: the mean over replicas of the bootstrap standard deviation of each replica's score.
-
-    ``stats`` is ``(R, N, W)``; ``score`` maps ``(K, W)`` sums to ``(K, P)``. Returns ``(P,)``.
-    """
+def bootstrap_scores(stats: np.ndarray, score: Callable[[np.ndarray], np.ndarray], *, samples: int = 1000,
+                     seed: int = 0) -> np.ndarray:
+    """``(R, samples, P)`` scores of each replica of ``(R, N, W)`` statistics on the same bootstrap
+    resamples of the N test sentences (:func:`bootstrap_counts` with ``seed``)."""
     if samples < 2:
         raise InputError(f"bootstrap samples must be >= 2, got {samples}")
     scores = [[] for _ in range(len(stats))]
     for counts in bootstrap_counts(stats.shape[1], samples, seed):
         for r, replica in enumerate(stats):
             scores[r].append(score(counts @ replica))
-    return np.mean([np.vstack(s).std(axis=0, ddof=1) for s in scores], axis=0)
+    return np.stack([np.vstack(s) for s in scores])
+
+
+def selection_sd(stats: np.ndarray, score: Callable[[np.ndarray], np.ndarray], *, samples: int = 1000, seed: int = 0) -> np.ndarray:
+    """s_sel: the mean over replicas of the bootstrap standard deviation of each replica's score.
+
+    ``stats`` is ``(R, N, W)``; ``score`` maps ``(K, W)`` sums to ``(K, P)``. Returns ``(P,)``.
+    """
+    return _s_sel(bootstrap_scores(stats, score, samples=samples, seed=seed))
+
+
+def _s_sel(scores: np.ndarray) -> np.ndarray:
+    return scores.std(axis=1, ddof=1).mean(axis=0)
+
+
+def confidence_interval(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, half-width of the 95 % interval) of ``(K, P)`` bootstrap scores, per column: sacrebleu's
+    paired-bootstrap ``μ ± CI`` (``sacrebleu.significance.estimate_ci``): of the K sorted scores, the
+    interval runs from the one at index ``K // 40`` to the one ``K // 40`` from the top."""
+    ordered = np.sort(np.asarray(scores, dtype=np.float64), axis=0)
+    low = len(ordered) // 40
+    return ordered.mean(axis=0), 0.5 * (ordered[len(ordered) - low - 1] - ordered[low])
 
 
 def paired_bootstrap(
@@ -247,11 +270,20 @@ def paired_bootstrap(
     return ((diffs - diffs.mean(axis=0) > observed).sum(axis=0) + 1) / (samples + 1)
 
 
-def _summary(stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> tuple:
-    """(replica scores, mean, s_sel, s_opt) of one system's ``(R, N, W)`` statistics."""
+def _summary(stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> dict:
+    """Replica scores, mean, s_sel, s_opt and the 95 % interval of one system's ``(R, N, W)`` statistics.
+
+    The interval is the paired bootstrap's (sacrebleu's ``--paired-bs``): the mean over replicas of
+    each replica's score on a bootstrap resample of the test sentences (the same resamples s_sel uses,
+    shared by all systems), and :func:`confidence_interval` of these K means. With one replica it is
+    sacrebleu's interval; with R replicas it is that of the replica mean under test-set resampling
+    (optimizer instability, s_opt, is not in it)."""
     replicas = layout.score(stats.sum(axis=1))
     s_opt = replicas.std(axis=0, ddof=1) if len(replicas) > 1 else np.full(replicas.shape[1], np.nan)
-    return replicas, replicas.mean(axis=0), selection_sd(stats, layout.score, samples=boot_samples, seed=seed), s_opt
+    boot = bootstrap_scores(stats, layout.score, samples=boot_samples, seed=seed)
+    boot_mean, ci_half = confidence_interval(boot.mean(axis=0))
+    return dict(replicas=replicas, mean=replicas.mean(axis=0), s_sel=_s_sel(boot), s_opt=s_opt,
+                boot_mean=boot_mean, ci_half=ci_half)
 
 
 def compare_systems(
@@ -280,7 +312,7 @@ def compare_systems(
     """
     if ties not in TIES:
         raise InputError(f"unknown tie convention {ties!r} (choose from {', '.join(TIES)})")
-    results = [SystemResult(baseline_name, *_summary(baseline, layout, boot_samples, seed), None)]
+    results = [SystemResult(baseline_name, p_value=None, **_summary(baseline, layout, boot_samples, seed))]
     flat_base = baseline.reshape(-1, baseline.shape[-1])  # replica-major rows: (replica, sentence)
     for name, stats in systems.items():
         if stats.shape != baseline.shape:
@@ -288,8 +320,112 @@ def compare_systems(
                              f"the baseline {baseline.shape[0]} of {baseline.shape[1]}")
         _, p = paired_randomization(flat_base, stats.reshape(flat_base.shape), layout.score,
                                     trials=ar_shuffles, seed=seed, ties=ties)
-        results.append(SystemResult(name, *_summary(stats, layout, boot_samples, seed), p))
+        results.append(SystemResult(name, p_value=p, **_summary(stats, layout, boot_samples, seed)))
     return results
+
+
+#: multiple-testing corrections of ``smtlib compare --correction``
+CORRECTIONS = ("none", "holm")
+
+
+def _adjust(ps: Sequence[float], correction: str) -> list[float]:
+    """``ps`` corrected together (:func:`smtlib.report.significance.holm`, the project's Holm)."""
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+    if correction == "none":
+        return [float(p) for p in ps]
+    from smtlib.report.significance import holm  # imported here: that module imports this one
+
+    return holm([float(p) for p in ps])
+
+
+def correct_p_values(results: Sequence[SystemResult], correction: str) -> list[SystemResult]:
+    """The systems' p-values against the baseline corrected together, metric by metric (the family of
+    one metric's column: one test per system); ``p_uncorrected`` keeps the raw ones. ``none`` returns
+    the results as they are."""
+    _adjust([], correction)  # an unknown correction is an error
+    if correction == "none":
+        return list(results)
+    tested = [i for i, r in enumerate(results) if r.p_value is not None]
+    if not tested:
+        return list(results)
+    raw = np.array([results[i].p_value for i in tested])  # (systems, P)
+    adjusted = np.column_stack([_adjust(raw[:, j], correction) for j in range(raw.shape[1])])
+    out = list(results)
+    for k, i in enumerate(tested):
+        out[i] = dataclasses.replace(results[i], p_value=adjusted[k], p_uncorrected=raw[k])
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PairMatrix:
+    """p-values of every pair of systems: ``p[j, a, b]`` for metric j (symmetric, NaN on the diagonal),
+    ``raw`` before the correction (the same when ``correction`` is ``none``)."""
+
+    names: tuple[str, ...]
+    p: np.ndarray  # (P, S, S)
+    raw: np.ndarray
+    correction: str
+
+
+def all_pairs(
+    systems: Mapping[str, np.ndarray],
+    layout: Layout,
+    *,
+    ar_shuffles: int = 10_000,
+    seed: int = 0,
+    ties: str = "count",
+    correction: str = "none",
+) -> PairMatrix:
+    """The stratified randomization test (as :func:`compare_systems` runs it) for every pair of
+    ``systems`` (``(R, N, W)`` statistics each, in table order), each pair from the same ``seed``, so
+    a pair with the baseline gets the p of :func:`compare_systems`. The correction is applied per metric
+    over all S(S-1)/2 pairs."""
+    names = tuple(systems)
+    shapes = {stats.shape for stats in systems.values()}
+    if len(shapes) > 1:
+        raise InputError(f"the systems' statistics differ in shape: {sorted(shapes)}")
+    pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))]
+    flat = [stats.reshape(-1, stats.shape[-1]) for stats in systems.values()]
+    raw = np.full((len(layout.metrics), len(names), len(names)), np.nan)
+    for a, b in pairs:
+        _, p = paired_randomization(flat[a], flat[b], layout.score, trials=ar_shuffles, seed=seed, ties=ties)
+        raw[:, a, b] = raw[:, b, a] = p
+    adjusted = raw.copy()
+    if pairs:
+        for j in range(len(layout.metrics)):
+            for (a, b), q in zip(pairs, _adjust([raw[j, a, b] for a, b in pairs], correction), strict=True):
+                adjusted[j, a, b] = adjusted[j, b, a] = q
+    return PairMatrix(names, adjusted, raw, correction)
+
+
+def format_pairs_text(pairs: PairMatrix, layout: Layout) -> str:
+    """One matrix per metric: row system against column system, p-values to two decimals (``-`` on the
+    diagonal), with the correction named in the block's title."""
+    what = "uncorrected" if pairs.correction == "none" else \
+        f"{pairs.correction.capitalize()}-corrected over {len(pairs.names) * (len(pairs.names) - 1) // 2} pairs"
+    first = max(15, max(len(n) for n in pairs.names) + 1)
+    width = max(10, max(len(n) for n in pairs.names) + 2)
+    out = []
+    for j, m in enumerate(layout.metrics):
+        out.append(f"{METRICS[m].title} p-values, all pairs ({what}):\n")
+        out.append(("".ljust(first) + "".join(n.ljust(width) for n in pairs.names)).rstrip() + "\n")
+        for a, name in enumerate(pairs.names):
+            cells = ["-" if a == b else f"{pairs.p[j, a, b]:.2f}" for b in range(len(pairs.names))]
+            out.append((name.ljust(first) + "".join(c.ljust(width) for c in cells)).rstrip() + "\n")
+    return "".join(out)
+
+
+def format_pairs_tsv(pairs: PairMatrix, layout: Layout) -> str:
+    """One line per metric and pair (each pair once, in table order), unrounded: metric, system_a,
+    system_b, p (corrected), p_uncorrected, correction."""
+    lines = ["metric\tsystem_a\tsystem_b\tp\tp_uncorrected\tcorrection\n"]
+    for j, m in enumerate(layout.metrics):
+        for a in range(len(pairs.names)):
+            for b in range(a + 1, len(pairs.names)):
+                lines.append(f"{m}\t{pairs.names[a]}\t{pairs.names[b]}\t{pairs.p[j, a, b]:.6f}\t"
+                             f"{pairs.raw[j, a, b]:.6f}\t{pairs.correction}\n")
+    return "".join(lines)
 
 
 # -- tables -----------------------------------------------------------------------------------------
@@ -300,24 +436,52 @@ def _cell(result: SystemResult, j: int) -> str:
     return f"{100 * result.mean[j]:.1f} ({100 * result.s_sel[j]:.1f}/{s_opt}/{p})"
 
 
-def format_text(results: Sequence[SystemResult], layout: Layout) -> str:
-    """MultEval's ASCII table: ``n=R``, then per metric ``mean (s_sel/s_opt/p)`` in columns of 23."""
+def _ci_cell(result: SystemResult, j: int, pm: str = "±") -> str:
+    return f"{100 * result.boot_mean[j]:.1f} {pm} {100 * result.ci_half[j]:.1f}"
+
+
+def format_text(results: Sequence[SystemResult], layout: Layout, *, ci: bool = False, correction: str = "none") -> str:
+    """MultEval's ASCII table: ``n=R``, then per metric ``mean (s_sel/s_opt/p)`` in columns of 23; with
+    ``ci`` one more column per metric after those, ``<metric> μ ± 95% CI`` (the paired bootstrap's mean
+    and 95 % half-width, sacrebleu's ``--paired-bs`` cell), so MultEval's columns keep their places.
+    A correction other than ``none`` adds a line after the table saying the p-values are corrected."""
     first = max(15, max(len(r.name) for r in results) + 1)
     header = [f"n={len(results[0].replicas)}"] + [f"{METRICS[m].title} (s_sel/s_opt/p)" for m in layout.metrics]
     lines = [header] + [[r.name] + [_cell(r, j) for j in range(len(layout.metrics))] for r in results]
-    return "".join((row[0].ljust(first) + "".join(c.ljust(23) for c in row[1:])).rstrip() + "\n" for row in lines)
+    if ci:
+        header += [f"{METRICS[m].title} μ ± 95% CI" for m in layout.metrics]
+        for line, r in zip(lines[1:], results, strict=True):
+            line += [_ci_cell(r, j) for j in range(len(layout.metrics))]
+    text = "".join((row[0].ljust(first) + "".join(c.ljust(23) for c in row[1:])).rstrip() + "\n" for row in lines)
+    if correction != "none":
+        tested = sum(r.p_value is not None for r in results)
+        text += (f"p: {correction.capitalize()}-corrected over the {tested} systems' tests against "
+                 f"{results[0].name!r}, per metric\n")
+    return text
 
 
-def format_tsv(results: Sequence[SystemResult], layout: Layout) -> str:
+def format_tsv(results: Sequence[SystemResult], layout: Layout, *, ci: bool = False, correction: str = "none") -> str:
     """One line per system and metric, unrounded (scores 0-100): system, metric, n, mean, s_sel, s_opt,
-    p (``-`` for the baseline), then the replica scores (comma-separated)."""
-    lines = ["system\tmetric\tn\tmean\ts_sel\ts_opt\tp\treplicas\n"]
+    p (``-`` for the baseline), then the replica scores (comma-separated). With ``ci``, then
+    boot_mean, ci_half, ci_low, ci_high (the paired bootstrap's mean, its 95 % half-width, mean -/+
+    half-width); with a correction the p column is ``p_<correction>`` and p_uncorrected follows last."""
+    corrected = correction != "none"
+    header = ["system", "metric", "n", "mean", "s_sel", "s_opt", f"p_{correction}" if corrected else "p", "replicas"]
+    header += ["boot_mean", "ci_half", "ci_low", "ci_high"] if ci else []
+    header += ["p_uncorrected"] if corrected else []
+    lines = ["\t".join(header) + "\n"]
     for r in results:
         for j, m in enumerate(layout.metrics):
             p = "-" if r.p_value is None else f"{r.p_value[j]:.6f}"
             replicas = ",".join(f"{100 * x:.6f}" for x in r.replicas[:, j])
-            lines.append(f"{r.name}\t{m}\t{len(r.replicas)}\t{100 * r.mean[j]:.6f}\t{100 * r.s_sel[j]:.6f}\t"
-                         f"{100 * r.s_opt[j]:.6f}\t{p}\t{replicas}\n")
+            line = (f"{r.name}\t{m}\t{len(r.replicas)}\t{100 * r.mean[j]:.6f}\t{100 * r.s_sel[j]:.6f}\t"
+                    f"{100 * r.s_opt[j]:.6f}\t{p}\t{replicas}")
+            if ci:
+                mu, half = 100 * r.boot_mean[j], 100 * r.ci_half[j]
+                line += f"\t{mu:.6f}\t{half:.6f}\t{mu - half:.6f}\t{mu + half:.6f}"
+            if corrected:
+                line += "\t-" if r.p_uncorrected is None else f"\t{r.p_uncorrected[j]:.6f}"
+            lines.append(line + "\n")
     return "".join(lines)
 
 
@@ -328,12 +492,16 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
 
 
-def format_latex(results: Sequence[SystemResult], layout: Layout, note: str = "") -> str:
+def format_latex(results: Sequence[SystemResult], layout: Layout, note: str = "", *, ci: bool = False,
+                 correction: str = "none") -> str:
     """A ``tabular`` in MultEval's layout (metric, system, mean, s_sel, s_opt, p), MultEval's rounding;
-    no package beyond LaTeX itself. ``note`` becomes a leading ``%`` comment."""
+    no package beyond LaTeX itself. ``note`` becomes a leading ``%`` comment. With ``ci`` a last column
+    ``$\\mu \\pm$ 95\\% CI``; with a correction the p column's title names it."""
     out = [f"% {line}\n" for line in note.splitlines()]
-    out.append("\\begin{tabular}{llrrrr}\n\\hline\n")
-    out.append("Metric & System & Avg & $\\overline{s}_\\mathrm{sel}$ & $s_\\mathrm{opt}$ & $p$-value \\\\\n\\hline\n")
+    out.append(f"\\begin{{tabular}}{{llrrrr{'r' if ci else ''}}}\n\\hline\n")
+    p_title = "$p$-value" if correction == "none" else f"$p$ ({correction.capitalize()})"
+    ci_title = " & $\\mu \\pm$ 95\\% CI" if ci else ""
+    out.append(f"Metric & System & Avg & $\\overline{{s}}_\\mathrm{{sel}}$ & $s_\\mathrm{{opt}}$ & {p_title}{ci_title} \\\\\n\\hline\n")
     for j, m in enumerate(layout.metrics):
         metric = METRICS[m]
         arrow = {True: " $\\uparrow$", False: " $\\downarrow$", None: ""}[metric.bigger_is_better]
@@ -341,7 +509,8 @@ def format_latex(results: Sequence[SystemResult], layout: Layout, note: str = ""
             name = metric.title + arrow if i == 0 else ""
             s_opt = "-" if np.isnan(r.s_opt[j]) else f"{100 * r.s_opt[j]:.1f}"
             p = "-" if r.p_value is None else f"{r.p_value[j]:.2f}"
-            out.append(f"{name} & {_latex_escape(r.name)} & {100 * r.mean[j]:.1f} & {100 * r.s_sel[j]:.1f} & {s_opt} & {p} \\\\\n")
+            extra = " & " + _ci_cell(r, j, "$\\pm$") if ci else ""
+            out.append(f"{name} & {_latex_escape(r.name)} & {100 * r.mean[j]:.1f} & {100 * r.s_sel[j]:.1f} & {s_opt} & {p}{extra} \\\\\n")
         out.append("\\hline\n")
     out.append("\\end{tabular}\n")
     return "".join(out)

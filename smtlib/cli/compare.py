@@ -34,11 +34,16 @@ import collections
 from smtlib.bleu.randomization import TIES
 from smtlib.bleu.references import Coverage, covered_sentences, read_references, read_segments
 from smtlib.bleu.replicas import (
+    CORRECTIONS,
     DEFAULT_METRICS,
     METRICS,
     Layout,
+    all_pairs,
     compare_systems,
+    correct_p_values,
     format_latex,
+    format_pairs_text,
+    format_pairs_tsv,
     format_text,
     format_tsv,
 )
@@ -64,6 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ties", choices=TIES, default="count",
                         help="p-value convention: count = Riezler & Maxwell (ties count, identical systems p=1; default), "
                              "strict = MultEval and sacrebleu (identical systems p=1/(shuffles+1))")
+    parser.add_argument("--ci", action="store_true",
+                        help="add each system's 95%% confidence interval from the paired bootstrap (sacrebleu's "
+                             "--paired-bs 'mu +- CI', --boot-samples resamples) to the table, --tsv and --latex")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="none",
+                        help="multiple-testing correction of the p-values, per metric: over the systems' tests "
+                             "against the baseline, and with --all-pairs over all pairs (default: none)")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="also test every pair of systems (baseline included) and print a p-value matrix per metric")
+    parser.add_argument("--pairs-tsv", metavar="FILE", help="with --all-pairs, also write the pairs' p-values as TSV")
     parser.add_argument("--tsv", metavar="FILE", help="also write the unrounded numbers as TSV")
     parser.add_argument("--latex", metavar="FILE", help="also write a LaTeX tabular")
     add_refs_prefix_option(parser)
@@ -122,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--ar-shuffles must be >= 1, got {args.ar_shuffles}")
     if args.boot_samples < 2:
         raise InputError(f"--boot-samples must be >= 2, got {args.boot_samples}")
+    if args.pairs_tsv and not args.all_pairs:
+        raise InputError("--pairs-tsv needs --all-pairs")
     settings = bleu_settings(args)
     layout = Layout.of(args.metrics)
     groups = parse_groups(args.baseline, args.baseline_name, args.system)
@@ -131,18 +147,29 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     stats = {name: np.stack([layout.rows(t, references, settings) for t in replicas]) for name, replicas in texts.items()}
+    pairs = (all_pairs(stats, layout, ar_shuffles=args.ar_shuffles, seed=args.seed, ties=args.ties,
+                       correction=args.correction) if args.all_pairs else None)
     baseline = stats.pop(args.baseline_name)
     results = compare_systems(baseline, stats, layout, baseline_name=args.baseline_name, ar_shuffles=args.ar_shuffles,
                               boot_samples=args.boot_samples, seed=args.seed, ties=args.ties)
+    results = correct_p_values(results, args.correction)
     signature = (f"{BleuSignature(settings, len(references))}|ar:{args.ar_shuffles}|ties:{args.ties}"
                  f"|bs:{args.boot_samples}|seed:{args.seed}")
+    if args.correction != "none":
+        signature += f"|correction:{args.correction}"
+    shown = dict(ci=args.ci, correction=args.correction)
     if args.tsv:
         with atomic_output(args.tsv) as out:
-            out.write(format_tsv(results, layout))
+            out.write(format_tsv(results, layout, **shown))
+    if pairs is not None and args.pairs_tsv:
+        with atomic_output(args.pairs_tsv) as out:
+            out.write(format_pairs_tsv(pairs, layout))
     if args.latex:
         with atomic_output(args.latex) as out:
-            out.write(format_latex(results, layout, note=f"smtlib compare; {signature}"))
-    print(format_text(results, layout), end="")
+            out.write(format_latex(results, layout, note=f"smtlib compare; {signature}", **shown))
+    print(format_text(results, layout, **shown), end="")
+    if pairs is not None:
+        print(format_pairs_text(pairs, layout), end="")
     print(f"signature: {signature}")
     from smtlib.bleu.metrics import MetricOptions, get_metric
 
