@@ -25,6 +25,17 @@ p
     (:func:`smtlib.bleu.randomization.paired_randomization`). The two systems must have the same
     number of replicas; replica r of the one is paired with replica r of the other.
 
+95 % interval (``ci``)
+    sacrebleu's paired-bootstrap ``μ ± CI`` (``estimate_ci``): on each of ``boot_samples`` resamples
+    of the test sentences (the ones s_sel uses, the same for every system, as sacrebleu's paired
+    resamples), the mean over replicas of the replica scores; μ is the mean of these, the CI half the
+    distance between the ones at sorted indices K // 40 and K - K // 40 - 1 (:func:`confidence_interval`).
+    With one replica it is sacrebleu's interval; it does not include optimizer instability (s_opt).
+Corrections
+    :func:`correct_p_values` (Holm over one metric's systems-vs-baseline tests) and :func:`all_pairs`
+    (the test for every pair, Holm over all pairs of a metric), both with the project's
+    :func:`smtlib.report.significance.holm`.
+
 Metrics (:data:`METRICS`) score summed additive per-sentence statistics (:data:`STATISTICS`): BLEU
 (:func:`smtlib.bleu.corpus.bleu_from_stats`, sacrebleu's) and the length ratio (hypothesis length
 over effective reference length, MultEval's ``Length``), both from the BLEU statistics row. A metric

@@ -16,6 +16,19 @@ as the observed pair, so identical systems get p = 1; ``--ties strict`` is MultE
 sacrebleu's convention (only larger differences count: identical systems get 1/(shuffles+1),
 printed 0.00).
 
+``--ci`` adds each system's 95 % confidence interval from the paired bootstrap, sacrebleu's
+``--paired-bs`` ``μ ± CI`` (the mean of the replica mean over ``--boot-samples`` resamples of the test
+sentences, shared by all systems, and the half-width of its 95 % interval), as columns after
+MultEval's (text: ``BLEU μ ± 95% CI``; TSV: boot_mean, ci_half, ci_low, ci_high; LaTeX: a last column),
+so MultEval's columns keep their places. It covers test-set selection only, not s_opt.
+``--correction holm`` corrects the systems' p-values against the baseline together, per metric
+(:func:`smtlib.report.significance.holm`); the table then ends with a line saying so, the TSV's p column
+is ``p_holm`` followed at the end by ``p_uncorrected``, and the signature ends ``|correction:holm``.
+``--all-pairs`` also tests every pair of systems, baseline included (the same test and seed, so a pair
+with the baseline has the table's uncorrected p), and prints a p-value matrix per metric, corrected over
+all pairs with ``--correction``; ``--pairs-tsv FILE`` writes the pairs as TSV (metric, system_a,
+system_b, p, p_uncorrected, correction).
+
 MultEval expects tokenized, lowercased text and does not tokenize; to score as it does, pass
 ``--tokenize none``.
 
