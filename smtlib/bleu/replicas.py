@@ -34,7 +34,7 @@ p
 Corrections
     :func:`correct_p_values` (Holm over one metric's systems-vs-baseline tests) and :func:`all_pairs`
     (the test for every pair, Holm over all pairs of a metric), both with the project's
-    :func:`smtlib.report.significance.holm`.
+    :func:`holm`.
 
 Metrics (:data:`METRICS`) score summed additive per-sentence statistics (:data:`STATISTICS`): BLEU
 (:func:`smtlib.bleu.corpus.bleu_from_stats`, sacrebleu's) and the length ratio (hypothesis length
@@ -339,14 +339,25 @@ def compare_systems(
 CORRECTIONS = ("none", "holm")
 
 
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m becomes
+    max over j <= i of min(1, (m - j + 1) p_(j)). The project's one implementation: ``smtlib
+    compare --correction holm`` and the tables' marks (:mod:`smtlib.report.significance`) use it."""
+    m = len(ps)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 def _adjust(ps: Sequence[float], correction: str) -> list[float]:
-    """``ps`` corrected together (:func:`smtlib.report.significance.holm`, the project's Holm)."""
+    """``ps`` corrected together (:func:`holm`)."""
     if correction not in CORRECTIONS:
         raise InputError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
     if correction == "none":
         return [float(p) for p in ps]
-    from smtlib.report.significance import holm  # imported here: that module imports this one
-
     return holm([float(p) for p in ps])
 
 

@@ -63,7 +63,7 @@ import numpy as np
 
 from smtlib.bleu.randomization import paired_randomization
 from smtlib.bleu.references import read_references
-from smtlib.bleu.replicas import Layout, compare_systems
+from smtlib.bleu.replicas import Layout, compare_systems, holm  # holm: re-exported for the tables and claims
 from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
@@ -120,18 +120,6 @@ def paired_t_p(a: Sequence[float], b: Sequence[float]) -> float:
     if max(diffs) == min(diffs):
         return 1.0 if diffs[0] == 0 else 0.0
     return float(ttest_rel(a, b).pvalue)
-
-
-def holm(ps: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m becomes
-    max over j <= i of min(1, (m - j + 1) p_(j))."""
-    m = len(ps)
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
-        running = max(running, min(1.0, (m - rank) * ps[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def format_p(p: float, alpha: float = ALPHA) -> str:
