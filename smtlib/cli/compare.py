@@ -22,7 +22,7 @@ sentences, shared by all systems, and the half-width of its 95 % interval), as c
 MultEval's (text: ``BLEU μ ± 95% CI``; TSV: boot_mean, ci_half, ci_low, ci_high; LaTeX: a last column),
 so MultEval's columns keep their places. It covers test-set selection only, not s_opt.
 ``--correction holm`` corrects the systems' p-values against the baseline together, per metric
-(:func:`smtlib.report.significance.holm`); the table then ends with a line saying so, the TSV's p column
+(:func:`smtlib.bleu.replicas.holm`); the table then ends with a line saying so, the TSV's p column
 is ``p_holm`` followed at the end by ``p_uncorrected``, and the signature ends ``|correction:holm``.
 ``--all-pairs`` also tests every pair of systems, baseline included (the same test and seed, so a pair
 with the baseline has the table's uncorrected p), and prints a p-value matrix per metric, corrected over
