@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from smtlib._dot import dot, matvec
 from smtlib.errors import InputError
 from smtlib.kbest.pool import KBestPool
 from smtlib.loop.constraints import Box
@@ -105,7 +106,7 @@ class BoundedMert(Mert):
             directions = [(int(d), None) for d in axes]
             for _ in range(n_random):
                 v = rng.standard_normal(n) * free
-                directions.append((-1, v / max(float(np.sqrt(v @ v)), 1e-300)))
+                directions.append((-1, v / max(float(np.sqrt(dot(v, v))), 1e-300)))
             best_move = None
             for index, (d, vector) in enumerate(directions):
                 if index == last and d >= 0:
@@ -113,12 +114,12 @@ class BoundedMert(Mert):
                     if p["sweep"] == "sequential" and failed >= n_dirs:
                         break
                     continue
-                slopes = dense[:, d].copy() if vector is None else dense @ vector
-                axis = np.zeros(n)
+                # matvec, not BLAS: the slopes decide the step, and their bits must not depend on the CPU
                 if vector is None:
+                    slopes, axis = dense[:, d].copy(), np.zeros(n)
                     axis[d] = 1.0
                 else:
-                    axis = vector
+                    slopes, axis = matvec(dense, vector), vector
                 a, b = _feasible(w, axis, lower, upper)
                 scale = float(np.abs(w).sum()) / max(float(np.abs(axis).sum()), 1e-300)
                 score, x = self._search(slopes, intercepts, offsets, metric, a, b, scale if scale > 0 else 1.0)
