@@ -98,7 +98,10 @@ def _check_config():
     methods |= set(config["not_applicable"]) | set(config["method_settings"])
     for settings in config["pair_method_settings"].values():
         methods |= set(settings)
+    methods |= set(config["stability"]["methods"])
+    methods |= set(config["stability"]["method_settings"])
     feature_sets = set(config["feature_sets"]) | {config["sweep"]["feature_set"]}
+    feature_sets |= set(config["stability"]["feature_sets"])
     for sets in config["not_applicable"].values():
         feature_sets |= set(sets)
     errors = _unknown_names(
@@ -140,6 +143,13 @@ def _check_config():
             f"config: decoder.backend is moses but decoder.moses ({config['decoder']['moses']!r}) "
             "is not an executable moses or moses2 binary"
         )
+    # a seed-only replica's {setting} is seed=N (smtlib.workflow.runs.replica_setting)
+    for g in config["sweep"]["grid"]:
+        if g["param"] == runs.SEED_PARAM:
+            raise ValueError(
+                f"config: sweep.grid sweeps {g['method']}'s {runs.SEED_PARAM!r}, which is the optimizer's "
+                "seed, not a hyper-parameter (seed-only replicas: the stability section)"
+            )
     for sample in config["sweep"]["samples"]:
         if sample > config["subsample"]["count"]:
             raise ValueError(
@@ -178,6 +188,13 @@ def _drop_unconfigured_pairs():
             file=sys.stderr,
         )
         config["sweep"]["grid"] = []
+    stability = config["stability"]
+    for pair in [p for p in stability["pairs"] if p not in pairs]:
+        print(
+            f"config: the stability replicas of {pair} dropped (not in pairs {pairs})",
+            file=sys.stderr,
+        )
+    stability["pairs"] = [p for p in stability["pairs"] if p in pairs]
 
 
 _drop_unconfigured_pairs()
@@ -359,11 +376,20 @@ def moses_system(wildcards):
 
 def needs_sparse(wildcards):
     """phrase-table.0 carries the sparse field when Big (or Figure 1's over-fitting set, built from
-    it) is built for this pair (Medium ignores it)."""
-    sparse_runs = any(FEATURE_SETS[fs].sparse for fs in config["feature_sets"]) or (
-        config["sweep"]["grid"]
-        and config["sweep"]["pair"] == wildcards.pair
-        and FEATURE_SETS[config["sweep"]["feature_set"]].sparse
+    it) is built for this pair, by the tables, the sweep or the stability replicas (Medium ignores it).
+    """
+    stability = config["stability"]
+    sparse_runs = (
+        any(FEATURE_SETS[fs].sparse for fs in config["feature_sets"])
+        or (
+            config["sweep"]["grid"]
+            and config["sweep"]["pair"] == wildcards.pair
+            and FEATURE_SETS[config["sweep"]["feature_set"]].sparse
+        )
+        or (
+            wildcards.pair in stability["pairs"]
+            and any(FEATURE_SETS[fs].sparse for fs in stability["feature_sets"])
+        )
     )
     return "--sparse" if sparse_runs else ""
 
@@ -375,7 +401,9 @@ def tune_settings(wildcards):
 
 
 def tune_seed(wildcards):
-    return options.tune_seed(config["tuning"]["seed"], wildcards.it)
+    """The optimizer's seed at iteration it: from tuning.seed, or a seed-only replica's own (seed=N)."""
+    seed = options.run_seed(config["tuning"]["seed"], wildcards.setting)
+    return options.tune_seed(seed, wildcards.it)
 
 
 # ---------------------------------------------------------------- input functions: the tuning loop

@@ -12,7 +12,7 @@ import json
 
 from smtlib.decoder.settings import search_defaults
 from smtlib.tuners.registry import get_tuner_class
-from smtlib.workflow.runs import DEFAULT, setting_parts, tuning_metrics
+from smtlib.workflow.runs import DEFAULT, replica_seed, setting_parts, tuning_metrics
 
 #: `smtlib data fetch`'s options of the data limits, in this fixed order
 _LIMIT_OPTIONS = {"train": "--max-train", "dev": "--max-dev", "test": "--max-test"}
@@ -69,11 +69,15 @@ def decoder_options(decoder: dict, moses_ini: str | None = None) -> str:
 def method_settings(config: dict, pair: str, method: str, setting: str = DEFAULT) -> dict[str, object]:
     """A run's hyper-parameters that differ from the tuner's defaults: the method's configured ones
     (method_settings), those of the method for this pair (pair_method_settings), then the run's own
-    {setting} (``PARAM=VALUE``, a sweep's point), each over the ones before."""
+    {setting} (``PARAM=VALUE``, a sweep's point), each over the ones before. A seed-only replica
+    (``seed=N``, :func:`smtlib.workflow.runs.replica_seed`) takes ``stability.method_settings`` last
+    instead: its seed is not a hyper-parameter (:func:`run_seed`)."""
     settings = dict(config["method_settings"].get(method, {}))
     settings.update(config["pair_method_settings"].get(pair, {}).get(method, {}))
     hyper, _ = setting_parts(setting)
-    if hyper != DEFAULT:
+    if replica_seed(setting) is not None:
+        settings.update(config["stability"]["method_settings"].get(method, {}))
+    elif hyper != DEFAULT:
         key, value = hyper.split("=", 1)
         settings[key] = value
     return settings
@@ -97,6 +101,13 @@ def tuner_param(config: dict, pair: str, method: str, setting: str, key: str) ->
 def tune_seed(seed: int, it: int | str) -> int:
     """A different seed per iteration: the runs differ by their dev sub-sample, not by seed (§4.3)."""
     return seed * 1000 + int(it)
+
+
+def run_seed(seed: int, setting: str) -> int:
+    """The seed a run's :func:`tune_seed` starts from: a seed-only replica's own (``seed=N``), else
+    ``seed`` (tuning.seed), so every other run keeps the seeds it was planned with."""
+    replica = replica_seed(setting)
+    return seed if replica is None else replica
 
 
 def lattice_tune_threads(method: str) -> int:

@@ -4,7 +4,11 @@ directories of the tables, of the metric matrix and of Figure 1's sweep, and the
 
 A run is a (pair, feature set, method, setting, dev sub-sample); sub-sample 0 is the whole dev set
 (Cherry & Foster 2012, §4.3) and a setting is ``default`` or ``PARAM=VALUE`` (a sweep's point), then
-``@METRIC`` when the run tunes toward a metric other than BLEU.
+``@METRIC`` when the run tunes toward a metric other than BLEU. The setting ``seed=N`` is a seed-only
+replica (:func:`replica_setting`): the full dev set, the method's configured hyper-parameters, and the
+optimizer's seed N in place of ``tuning.seed`` (Hopkins & May 2011, §5.5: the stability experiment,
+:func:`stability_runs`); no tuner has a hyper-parameter called ``seed``, so the name cannot collide with
+a sweep's point, and the tables' runs (``default``) keep their paths.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 
+from smtlib.errors import InputError
 from smtlib.workflow.paths import run_dir
 
 #: the {setting} of runs with the configured hyper-parameters
@@ -20,6 +25,10 @@ DEFAULT = "default"
 METRIC_MARK = "@"
 #: Cherry & Foster's tables, in smtlib/report/cherry_foster_2012.tsv
 PAPER_TABLES = ("table4", "table5", "table6")
+#: the parameter of a seed-only replica's {setting}, ``seed=N`` (no tuner has a hyper-parameter of this name)
+SEED_PARAM = "seed"
+#: the dev sub-sample of the whole dev set, which the seed-only replicas tune on
+FULL_DEV = 0
 
 
 def run_setting(hyper: str, metric: str) -> str:
@@ -32,6 +41,28 @@ def setting_parts(setting: str) -> tuple[str, str]:
     """(hyper-parameter setting, tuning metric) of a run's {setting} (the inverse of run_setting)."""
     hyper, _, metric = setting.partition(METRIC_MARK)
     return hyper, metric or "bleu"
+
+
+def replica_setting(seed: int) -> str:
+    """The {setting} of the seed-only replica with optimizer seed ``seed`` (``seed=3``)."""
+    return f"{SEED_PARAM}={int(seed)}"
+
+
+def replica_seed(setting: str) -> int | None:
+    """The optimizer seed of a seed-only replica's {setting} (``seed=N``); None for any other setting.
+
+    Raises
+    ------
+    InputError
+        For ``seed=`` followed by anything but a non-negative integer.
+    """
+    hyper, _ = setting_parts(setting)
+    key, sep, value = hyper.partition("=")
+    if key != SEED_PARAM or not sep:
+        return None
+    if not value.isdigit():
+        raise InputError(f"setting {setting!r}: a seed-only replica's seed is a non-negative integer")
+    return int(value)
 
 
 def tuning_metrics(config: dict) -> list[str]:
@@ -109,6 +140,23 @@ def sweep_runs(config: dict) -> list[str]:
         run_dir(sw["pair"], sw["feature_set"], method, setting, sample)
         for method, setting in sweep_settings(config)
         for sample in sw["samples"]
+    ]
+
+
+def stability_runs(config: dict, pair: str) -> list[tuple[str, str, int, str]]:
+    """The seed-only replicas of a pair (config ``stability:``) as (feature set, method, seed, run
+    directory): every applicable feature set and method, once per seed, on the full dev set.
+
+    Hopkins & May (2011), §5.5 and Figure 6: the same experiment repeated five times, the runs differing
+    only in the optimizer's random choices. Here they differ only in the seed of ``smtlib tune`` (MERT's
+    random restarts, PRO's pair sampling, kb-mira's sentence order); the first decode, with the initial
+    weights, is the tables' (shared by every run of the system).
+    """
+    st = config["stability"]
+    return [
+        (fs, method, seed, run_dir(pair, fs, method, replica_setting(seed), FULL_DEV))
+        for fs, method, seed in itertools.product(st["feature_sets"], st["methods"], st["seeds"])
+        if applies(config, method, fs)
     ]
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from smtlib.cli.common import add_search_options, search_options
 from smtlib.decoder.settings import SEARCHES
+from smtlib.errors import InputError
 from smtlib.tuners.registry import get_tuner_class
 from smtlib.workflow import options
 
@@ -87,6 +88,25 @@ def test_a_runs_hyper_parameter_falls_back_to_the_tuners_default():
 def test_seeds_differ_per_iteration():
     assert options.tune_seed(1, "3") == 1003 and options.tune_seed(2, 1) == 2001
     assert options.lattice_tune_threads("lbmert") == 2 and options.lattice_tune_threads("lbmira") == 1
+
+
+def test_a_seed_only_replica_differs_from_the_tables_run_in_its_seed_and_the_stability_settings_only():
+    """seed=N: the optimizer's seed N at every iteration (1000 N + it) where every other run takes
+    tuning.seed; the method's configured settings, then stability.method_settings (PRO's Psi = 0.1)."""
+    config = load_config()
+    assert options.run_seed(1, "default") == 1 and options.run_seed(7, "C=0.1@ter") == 7
+    assert options.run_seed(1, "seed=3") == 3 and options.run_seed(1, "seed=0") == 0
+    assert options.tune_seed(options.run_seed(1, "seed=3"), 2) == 3002
+    assert options.tune_settings(config, "fr-en", "pro", "default") == "--set max_iter=30"
+    assert options.tune_settings(config, "fr-en", "pro", "seed=3") == "--set max_iter=30 --set psi=0.1"
+    assert options.tune_settings(config, "ja-en", "pro", "seed=3") == \
+        "--set max_iter=100 --set gamma=50 --set psi=0.1"
+    assert options.tune_settings(config, "fr-en", "mert", "seed=2") == options.tune_settings(
+        config, "fr-en", "mert", "default") == ""
+    config = load_config({"stability": {"method_settings": {"kbmira": {"C": 0.001}}}})
+    assert options.tune_settings(config, "fr-en", "kbmira", "seed=2") == "--set C=0.001"
+    with pytest.raises(InputError, match="non-negative integer"):
+        options.run_seed(1, "seed=x")
 
 
 def test_the_tables_record_their_settings_without_bleus_metric():

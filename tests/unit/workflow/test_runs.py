@@ -15,6 +15,34 @@ def test_a_setting_names_its_hyper_parameters_and_metric(hyper, metric, setting)
     assert runs.setting_parts(setting) == (hyper, metric)
 
 
+def test_a_seed_only_replica_is_a_setting_no_table_run_has():
+    assert runs.replica_setting(3) == "seed=3" and runs.replica_seed("seed=3") == 3
+    assert runs.replica_seed("default") is None and runs.replica_seed("C=0.1") is None
+    assert runs.replica_seed("default@chrf") is None and runs.replica_seed("seeds=2") is None
+    # no tuner takes a hyper-parameter of that name, so no sweep point can be read as a seed
+    from smtlib.tuners.registry import get_tuner_class, list_tuners
+
+    assert all(runs.SEED_PARAM not in get_tuner_class(m).defaults for m in list_tuners())
+
+
+def test_the_stability_replicas_are_the_full_dev_set_once_per_seed_in_directories_of_their_own():
+    config = load_config({"stability": {"methods": ["mert", "pro"], "feature_sets": ["medium", "big"],
+                                        "seeds": [4, 9]}})
+    replicas = runs.stability_runs(config, "ja-en")
+    assert replicas == [
+        ("medium", "mert", 4, "results/tune/ja-en/medium/mert/seed=4/s0"),
+        ("medium", "mert", 9, "results/tune/ja-en/medium/mert/seed=9/s0"),
+        ("medium", "pro", 4, "results/tune/ja-en/medium/pro/seed=4/s0"),
+        ("medium", "pro", 9, "results/tune/ja-en/medium/pro/seed=9/s0"),
+        ("big", "pro", 4, "results/tune/ja-en/big/pro/seed=4/s0"),  # MERT does not apply to Big
+        ("big", "pro", 9, "results/tune/ja-en/big/pro/seed=9/s0"),
+    ]
+    every_table_run = {r for t in runs.tables(config) for e in (False, True) for r in runs.table_runs(config, t, e)}
+    every_table_run |= set(runs.sweep_runs(config)) | {r for _, r in runs.matrix_runs(config)}
+    assert not every_table_run & {r for *_, r in replicas}
+    assert all(t.startswith("results/stability") is False for t in runs.all_targets(config))  # not in the default
+
+
 def test_a_table_is_every_applicable_feature_set_method_and_sample():
     config = load_config({"methods": ["mert", "kbmira"], "feature_sets": ["small", "big"],
                           "subsample": {"count": 1}, "not_applicable": {"mert": ["big"]}})
