@@ -125,3 +125,13 @@ def integer_at_least(minimum: int) -> Callable[[str], int]:
         return int(text)
 
     return parse
+
+
+def positive_float(text: str) -> float:
+    """An ``argparse`` option type: a finite number above 0, else argparse's usage error."""
+    import argparse
+
+    value = float(text) if NUMBER.fullmatch(text.strip()) else math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
+    return value

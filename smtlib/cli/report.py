@@ -13,6 +13,9 @@
     smtlib report replay --truth results.dat[.gz] --score METHOD:IT:BLEU.json .. --out T.tsv [--figure PNG]
     smtlib report paper --table T.tsv --paper table4 --out T_vs_paper.tsv [--tests T.json --findings F.md]
     smtlib report pro-mert --dims D .. --reps R --methods M .. --out T.tsv --figure PNG
+    smtlib report test-curve --curve C --test NAME=BLEU.json .. --out T.tsv
+    smtlib report stability --curves T .. --methods M .. --out F.md --tsv R.tsv --figure PNG
+                            [--drop BLEU] [--permutations N] [--seed N]
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
 achieve the best development BLEU score"; ties go to the earliest iteration) and writes the learning
@@ -37,6 +40,11 @@ inconclusive), the sentence-level p of the tests beside them.
 ``replay`` sets the methods' BLEU on Moses's recorded n-best lists next to the best BLEU Moses's MERT
 recorded per iteration.
 ``pro-mert`` is Hopkins & May's (2011) synthetic experiment (Figure 3).
+``test-curve`` adds to a run's learning curve the test BLEU of every iteration's weights (each test
+set's ``smtlib bleu`` results of the weights 0..N, in order); ``stability`` sets the test curves of
+seed-only replicas against PRO's: the SD of the final test BLEU (F-test) and the test BLEU lost in
+drops (exact permutation test), Holm-corrected, three-way verdicts beside Hopkins & May's (2011)
+Figures 5 and 6, a table of the replicas and a figure (:mod:`smtlib.report.stability`).
 BLEU JSON files are the output of ``smtlib bleu`` (sacrebleu-equal corpus BLEU with its signature).
 The computations live in :mod:`smtlib.report`; this module parses options, calls them and writes
 every output atomically.
@@ -52,7 +60,7 @@ import sys
 from smtlib.cli.common import add_bleu_options
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, open_text
-from smtlib.values import integer_at_least
+from smtlib.values import integer_at_least, positive_float
 
 
 def _write_text(path: str | os.PathLike, text: str) -> None:
@@ -293,6 +301,33 @@ def cmd_pro_mert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_test_curve(args: argparse.Namespace) -> int:
+    from smtlib.report.runs import read_bleu, read_curve
+    from smtlib.report.stability import curve_with_tests, format_test_curve
+
+    tests: dict[str, list[dict]] = {}
+    for name, path in _pairs(args.test, "=", "--test", "NAME=BLEU_JSON"):
+        tests.setdefault(name, []).append(read_bleu(path))
+    rows, names = curve_with_tests(read_curve(args.curve), tests)
+    _write_text(args.out, format_test_curve(rows, names))
+    return 0
+
+
+def cmd_stability(args: argparse.Namespace) -> int:
+    from smtlib.report.figures import save_figure
+    from smtlib.report.stability import (compare, format_findings, format_replicas, group_replicas,
+                                         plot_stability, read_test_curve, replica_measures)
+
+    replicas = [replica_measures(read_test_curve(p), args.drop) for p in args.curves]
+    groups = group_replicas(replicas, args.methods)
+    comparisons = compare(groups, args.permutations, args.seed)
+    text = format_findings(groups, comparisons, args.drop, args.permutations, args.seed)
+    _write_text(args.tsv, format_replicas(groups))
+    save_figure(plot_stability(groups), args.figure)
+    _write_text(args.out, text)
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
@@ -443,6 +478,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="TSV: method, dim, features, rep, cosine, cpu_seconds, mert_restarts")
     p.add_argument("--figure", required=True, help="mean cosine by dimension (PNG)")
     p.set_defaults(_action=cmd_pro_mert)
+
+
+    p = sub.add_parser("test-curve", help="a run's learning curve with the test BLEU of every iteration's weights")
+    p.add_argument("--curve", required=True, help="learning curve of the run (smtlib report best)")
+    p.add_argument("--test", nargs="+", required=True, metavar="NAME=BLEU_JSON",
+                   help="smtlib bleu JSON of test set NAME decoded with the weights 0..N: each name N+1 times, "
+                        "in iteration order")
+    p.add_argument("--out", required=True, help="TSV: the curve's columns, test_bleu (the mean over the test "
+                                                "sets) and test_<NAME> per test set")
+    p.set_defaults(_action=cmd_test_curve)
+
+    p = sub.add_parser("stability", help="seed-only replicas against PRO: SD of the final test BLEU and "
+                                         "steadiness of the test curves (Hopkins & May 2011, Figures 5-6)")
+    p.add_argument("--curves", nargs="+", required=True, help="test curves (smtlib report test-curve), one per "
+                                                              "replica, of one pair")
+    p.add_argument("--methods", nargs="+", required=True, help="the methods, in the order of the tables and "
+                                                               "figure; each needs replicas in every feature set")
+    p.add_argument("--drop", type=positive_float, default=0.3,
+                   help="a fall of test BLEU between two iterations by more than this is a drop (default 0.3)")
+    p.add_argument("--permutations", type=integer_at_least(1), default=10_000,
+                   help="the permutation test enumerates every split up to this many, else draws this many "
+                        "(default 10000)")
+    p.add_argument("--seed", type=integer_at_least(0), default=1, help="seed of the drawn splits (default 1)")
+    p.add_argument("--out", required=True, help="Markdown: the claims, each method, each replica")
+    p.add_argument("--tsv", required=True, help="TSV: one row per replica")
+    p.add_argument("--figure", required=True, help="dev and test BLEU by iteration (PNG)")
+    p.set_defaults(_action=cmd_stability)
 
 
 def cmd_page(args: argparse.Namespace) -> int:

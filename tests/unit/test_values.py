@@ -1,10 +1,10 @@
-"""smtlib.values's option types: what an integer option accepts and how it refuses the rest."""
+"""smtlib.values's option types: what an integer or a positive number option accepts and how it refuses the rest."""
 
 import argparse
 
 import pytest
 
-from smtlib.values import integer_at_least
+from smtlib.values import integer_at_least, positive_float
 
 
 @pytest.mark.parametrize("minimum, text, value", [(1, "1", 1), (1, "80", 80), (0, "0", 0), (0, "+3", 3)])
@@ -20,6 +20,17 @@ def test_integer_at_least_accepts(minimum, text, value):
 def test_integer_at_least_refuses(minimum, text, expected):
     with pytest.raises(argparse.ArgumentTypeError, match=f"expected {expected}, got {text!r}"):
         integer_at_least(minimum)(text)
+
+
+@pytest.mark.parametrize("text, value", [("0.3", 0.3), ("2", 2.0), ("1e-3", 0.001), (" .5 ", 0.5)])
+def test_positive_float_accepts(text, value):
+    assert positive_float(text) == value
+
+
+@pytest.mark.parametrize("text", ["0", "-0.3", "nan", "inf", "x", "", "0.3.1"])
+def test_positive_float_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=f"expected a number above 0, got {text!r}"):
+        positive_float(text)
 
 
 def test_a_refused_option_is_a_usage_error(capsys):
