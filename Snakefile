@@ -1,6 +1,8 @@
 # Cherry & Foster (2012), "Batch Tuning Strategies for Statistical Machine Translation", end to end:
 # data, dev sub-samples, systems, the tuning loop, evaluation, Tables 4-6, Figure 1, learning curves,
-# the PRO-vs-MERT synthetic figure, and a replay of Moses's recorded n-best lists.
+# the PRO-vs-MERT synthetic figure, and a replay of Moses's recorded n-best lists; apart from the default
+# target, Hopkins & May (2011)'s stability experiment on real systems (target `stability`) and Simianer et
+# al. (2012)'s Table 2 (target `simianer`).
 #
 #   snakemake --cores 8 --config data_dir=../shared/data -- results/table4.tsv
 #   snakemake --cores 2 --configfile config/quick.yaml --config data_dir=../shared/data -- results/table4.tsv
@@ -45,6 +47,8 @@ include: "rules/replay_common.smk"
 include: "rules/replay.smk"
 include: "rules/simianer_common.smk"
 include: "rules/simianer.smk"
+include: "rules/stability_common.smk"
+include: "rules/stability.smk"
 
 
 report: "config/report/workflow.rst"

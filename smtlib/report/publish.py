@@ -75,6 +75,8 @@ _RULES = [
      lambda m, kind: "tune_lattice" if kind == "lattice" else ("tune_first" if m.group(1) == "1" else "tune")),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.shard\d+\.tsv$"), lambda m, kind: "mira_shard"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/test\.[^/]+\.decode\.tsv$"), lambda m, kind: "decode_test"),
+    (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/test\.[^/]+\.decode\.tsv$"),
+     lambda m, kind: "decode_test_iteration"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/it\d+/mira\.mix\.tsv$"), lambda m, kind: "mira_mix"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/select_best\.tsv$"), lambda m, kind: "select_best"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/restore\.tsv$"), lambda m, kind: "restore_run"),

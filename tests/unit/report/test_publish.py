@@ -78,6 +78,7 @@ def test_rules_of_benchmark_files():
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/decode.tsv") == "decode_dev"
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.shard7.tsv") == "mira_shard"
     assert benchmark_rule("tune/fr-en/big/mr/default/s0/test.test2017.decode.tsv") == "decode_test"
+    assert benchmark_rule("tune/fr-en/medium/pro/seed=2/s0/it5/test.test2017.decode.tsv") == "decode_test_iteration"
     assert benchmark_rule("tune/fr-en/big/mr/default/s0/restore.tsv") == "restore_run"
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.mix.tsv") == "mira_mix"
     assert benchmark_rule("tune/fr-en/big/mr/default/s2/select_best.tsv") == "select_best"
