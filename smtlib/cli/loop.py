@@ -72,6 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tuning.add_argument("--start-from", metavar="METHOD",
                         help="run METHOD (pro or kbmira) first in every iteration and start the method from its "
                              "weights, as mert-moses.pl --pro-starting-point")
+    tuning.add_argument("--start-set", action="append", metavar="KEY=VALUE",
+                        help="a hyper-parameter of the --start-from method (repeatable; as --set)")
     tuning.add_argument("--runs", type=integer_at_least(1), default=1, metavar="R",
                         help="optimizer runs per iteration, each with its own seed; their weights are averaged "
                              "feature by feature (default 1)")
@@ -105,7 +107,8 @@ def options_from(args: argparse.Namespace) -> LoopOptions:
         metric_options=metric_options(args), bleu=bleu_settings(args), seed=args.seed, dialect=args.dialect,
         k=args.k, jobs=args.jobs, max_iterations=args.max_iterations, epsilon=args.epsilon,
         prev_nbest=args.prev_nbest, fixed=tuple(args.fixed), ranges=tuple(parse_range(r) for r in args.ranges),
-        historic_interpolation=args.historic_interpolation, start_from=args.start_from, runs=args.runs,
+        historic_interpolation=args.historic_interpolation, start_from=args.start_from,
+        start_params=parse_assignments(args.start_set, "--start-set"), runs=args.runs,
         test=args.test, test_refs=tuple(args.test_refs or ()), quiet=args.quiet,
     )
 

@@ -98,7 +98,8 @@ def _read_inputs(options: LoopOptions) -> _Inputs:
         raise InputError("--chrf-eps-smoothing: the tuners optimise chrF with effective-order averaging (sacrebleu's "
                          "default)")
     tuner_params = get_tuner_class(options.method)(seed=options.seed, **options.params).params
-    start_params = get_tuner_class(options.start_from)(seed=options.seed).params if options.start_from else None
+    start_params = (get_tuner_class(options.start_from)(seed=options.seed, **options.start_params).params
+                    if options.start_from else None)
     return _Inputs(source, references, test_source, test_references, initial, template, mixture, tuner_params,
                    start_params)
 
@@ -127,7 +128,8 @@ class Loop:
         self.inputs = _read_inputs(options)
         self.work = wd.WorkDir(options.work_dir)
         self.step_settings = StepSettings(options.method, dict(options.params), options.seed, options.runs,
-                                          options.start_from, options.historic_interpolation, self.inputs.mixture)
+                                          options.start_from, options.historic_interpolation, self.inputs.mixture,
+                                          dict(options.start_params))
 
     # -- messages ---------------------------------------------------------------------------------
     def say(self, text: str) -> None:

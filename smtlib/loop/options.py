@@ -113,6 +113,7 @@ class LoopOptions:
     ranges: tuple[RangeSpec, ...] = ()
     historic_interpolation: float = 0.0
     start_from: str | None = None
+    start_params: Mapping[str, str] = dataclasses.field(default_factory=dict)
     runs: int = 1
     test: str | None = None
     test_refs: tuple[str, ...] = ()
@@ -133,6 +134,8 @@ class LoopOptions:
             input_kind(self.start_from)
             if self.start_from == self.method:
                 raise InputError(f"--start-from {self.start_from} is the method itself")
+        elif self.start_params:
+            raise InputError("--start-set sets the --start-from method's hyper-parameters; there is no --start-from")
         if self.dialect is not None and self.read_dialect not in DIALECTS:
             raise InputError(f"unknown --dialect {self.dialect!r} (choose from {', '.join((*DIALECTS, *DIALECT_ALIASES))})")
         if self.k < 1:
@@ -209,7 +212,7 @@ _OPTION_NAMES = {"source": "--source", "refs": "--refs", "init": "--init", "deco
                  "bleu": "the BLEU options", "seed": "--seed", "dialect": "--dialect", "k": "--k",
                  "epsilon": "--epsilon", "prev_nbest": "--prev-nbest", "fixed": "--fixed", "ranges": "--range",
                  "historic_interpolation": "--historic-interpolation", "start_from": "--start-from",
-                 "start_params": "the --start-from method's settings", "runs": "--runs", "test": "--test",
+                 "start_params": "--start-set", "runs": "--runs", "test": "--test",
                  "test_refs": "--test-refs", "format": "the loop.json format"}
 
 

@@ -52,6 +52,8 @@ class StepSettings:
     historic_interpolation: float = 0.0
     #: the metric or mixture to tune toward (:func:`smtlib.bleu.metrics.parse_mixture`); None: BLEU
     mixture: object | None = None
+    #: the ``start_from`` method's settings (``--start-set``, raw text)
+    start_params: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -125,7 +127,7 @@ def tune_step(pool: KBestPool, references: Sequence[Sequence[str]], current: np.
         info: dict = {"run": r + 1, "seed": seed}
         where = f"the step of iteration {iteration}" + (f", run {r + 1} of {settings.runs}" if settings.runs > 1 else "")
         if settings.start_from is not None:
-            start, start_info = one_run(settings.start_from, {}, seed, pool, current, box, settings.mixture,
+            start, start_info = one_run(settings.start_from, settings.start_params, seed, pool, current, box, settings.mixture,
                                         references, f"{where} (--start-from {settings.start_from})")
             info["start_from"] = {**start_info, "weights": dict(zip(pool.feature_names, map(float, start), strict=True))}
             if score is not None:

@@ -36,6 +36,7 @@ def _options(tmp_path, **changes) -> LoopOptions:
 @pytest.mark.parametrize("changes, message", [
     ({"method": "kbmria"}, "did you mean 'kbmira'"),
     ({"start_from": "mert"}, "is the method itself"),
+    ({"start_params": {"max_iter": "5"}}, "there is no --start-from"),
     ({"dialect": "klingon"}, "unknown --dialect"),
     ({"k": 0}, "--k must be at least 1"),
     ({"jobs": 0}, "--jobs must be at least 1"),

@@ -166,3 +166,17 @@ def test_start_from_runs_first_and_the_method_starts_from_its_weights(example_po
     assert np.array_equal(result.optimized, mert)
     run = result.info["runs"][0]
     assert run["start_from"]["method"] == "pro" and list(run["start_from"]["weights"].values()) == pro.tolist()
+
+
+def test_start_set_reaches_the_starting_method_only(example_pool):
+    pool, references = example_pool
+    box = Box.none(len(pool.feature_names))
+    start = _start(pool)
+    settings = StepSettings("mert", start_from="pro", seed=2, start_params={"max_iter": "2", "gamma": "7"})
+    result = tune_step(pool, references, start, box, settings, 1)
+    pro, _ = one_run("pro", {"max_iter": "2", "gamma": "7"}, 2, pool, start, box, None, references, "test")
+    default_pro, _ = one_run("pro", {}, 2, pool, start, box, None, references, "test")
+    assert not np.array_equal(pro, default_pro)  # the settings change PRO's weights here
+    mert, _ = one_run("mert", {}, 2, pool, pro, box, None, references, "test")
+    assert np.array_equal(result.optimized, mert)
+    assert list(result.info["runs"][0]["start_from"]["weights"].values()) == pro.tolist()
