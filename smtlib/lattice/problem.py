@@ -24,7 +24,7 @@ from smtlib.errors import InputError
 from smtlib.io import LOOP_COMPRESSLEVEL, atomic_output, read_lines
 from smtlib.kbest.format import DECODED, format_line
 from smtlib.kbest.pool import read_pool
-from smtlib.lattice.lattice_set import LatticeSet, LatticeSetBuilder, prune_part
+from smtlib.lattice.lattice_set import LatticeSet, LatticeSetBuilder, prune_part, release_free_memory
 from smtlib.lattice.reader import read_lattice_set
 from smtlib.lattice.stats import LatticeReferences, fill_whole_path_stats, prepare_references
 from smtlib._dot import dot, matvec
@@ -89,6 +89,7 @@ def load_lattice_problem(
     ls = builder.build()
     refs = prepare_references(ls, references, settings)
     fill_whole_path_stats(ls, refs)
+    release_free_memory()  # what reading the paths and the references left in glibc's heap (~80 MB late in a run)
     return ls, refs, n_paths
 
 
@@ -192,27 +193,30 @@ def _path_lines_chunk(ls: LatticeSet, paths: Sequence[tuple[int, np.ndarray]], w
 
 def write_paths(out_path: str | os.PathLike, previous: Sequence[str | os.PathLike] | None,
                 new: list[tuple[int, str]]) -> int:
-    """Write the previous aggregated paths plus ``new`` (sentence, line); returns the number of new lines kept."""
-    lines: list[tuple[int, int, str]] = []
-    seen = set()
-    order = 0
+    """Write the previous aggregated paths plus ``new`` (sentence, line); returns the number of new lines kept.
+
+    Every previous line is kept; a new line is kept unless a previous or an earlier new line is the same
+    path (the same line up to its total score). The lines are written by sentence id, each sentence's
+    lines in the order previous then new. Only the new lines' keys are held as a set, and previous
+    lines are compared with them only where a new line has the same sentence id: the previous file
+    can be large (every path aggregated so far) and the new lines are few after the first iterations.
+    """
+    prev_lines: list[str] = []
     for path in previous or []:
-        for line in read_lines(path, what="k-best file", allow_empty=True):
-            sid = int(line.split(" ||| ", 1)[0])
-            lines.append((sid, order, line))
-            seen.add(line.rsplit(" ||| ", 1)[0])
-            order += 1
-    kept = 0
-    for sid, line in new:
-        key = line.rsplit(" ||| ", 1)[0]
-        if key in seen:
-            continue
-        seen.add(key)
-        lines.append((sid, order, line))
-        order += 1
-        kept += 1
-    lines.sort()
+        prev_lines.extend(read_lines(path, what="k-best file", allow_empty=True))
+    prev_sids = np.array([int(line.split(" ||| ", 1)[0]) for line in prev_lines], dtype=np.int64)
+    new_keys: dict[str, int] = {}  # path -> its first new line
+    for k, (_, line) in enumerate(new):
+        new_keys.setdefault(line.rsplit(" ||| ", 1)[0], k)
+    new_sids = {sid for sid, _ in new}
+    for sid, line in zip(prev_sids.tolist(), prev_lines):
+        if sid in new_sids:
+            new_keys.pop(line.rsplit(" ||| ", 1)[0], None)
+    kept_new = sorted(new_keys.values())
+    sids = np.concatenate([prev_sids, np.array([new[k][0] for k in kept_new], dtype=np.int64)])
+    order = np.argsort(sids, kind="stable")
+    n_prev = len(prev_lines)
     with atomic_output(out_path, compresslevel=LOOP_COMPRESSLEVEL) as fh:  # a loop file: written once, read once
-        for _, _, line in lines:
-            fh.write(line + "\n")
-    return kept
+        for k in order.tolist():
+            fh.write((prev_lines[k] if k < n_prev else new[kept_new[k - n_prev]][1]) + "\n")
+    return len(kept_new)

@@ -260,37 +260,15 @@ def _stats_of_tokens(toks, ng_keys, ng_max, lo, hi, ref_lens, rule, out):
         out[1 + order] = matched
 
 
-@numba.njit(cache=True)
-def _path_tokens(edges, word_off, local_words, buf):
-    n = 0
-    for e in edges:
-        for q in range(word_off[e], word_off[e + 1]):
-            buf[n] = local_words[q]
-            n += 1
-    return n
-
-
 @numba.njit(cache=True, nogil=True)
 def paths_stats_kernel(path_sent, path_off, path_edges, word_off, path_row, path_stats, refs):
     """Statistics rows of paths (global edge ids), whole-path edges taken from ``path_stats``."""
-    local_words, ng_off, ng_keys, ng_max, ref_lens, rule = refs[0], refs[2], refs[3], refs[4], refs[5], refs[6]
     n_paths = path_sent.shape[0]
     out = np.zeros((n_paths, 10))
     buf = np.empty(256, dtype=np.int64)
     for p in range(n_paths):
         a, b = path_off[p], path_off[p + 1]
-        s = path_sent[p]
-        if b - a == 1 and path_row[path_edges[a]] >= 0 and not np.isnan(path_stats[path_row[path_edges[a]], 0]):
-            out[p, :] = path_stats[path_row[path_edges[a]], :]
-            continue
-        need = 0
-        for k in range(a, b):
-            e = path_edges[k]
-            need += word_off[e + 1] - word_off[e]
-        if need > buf.shape[0]:
-            buf = np.empty(2 * need, dtype=np.int64)
-        n = _path_tokens(path_edges[a:b], word_off, local_words, buf)
-        _stats_of_tokens(buf[:n], ng_keys, ng_max, ng_off[s], ng_off[s + 1], ref_lens[s], rule, out[p])
+        buf = path_stats_into(path_sent[p], path_edges[a:b], b - a, word_off, path_row, path_stats, refs, buf, out[p])
     return out
 
 

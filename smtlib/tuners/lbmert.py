@@ -6,7 +6,9 @@ MERT whose line search ranges over *every path of every lattice* instead of a k-
   lines, computed exactly by propagating envelopes through the lattice
   (:mod:`smtlib.lattice.envelope`; Macherey et al. 2008, §3);
 * every segment of a sentence's envelope is a path whose BLEU statistics are counted from its words
-  (:func:`smtlib.lattice.stats.path_stats`); the sentences' breakpoints are merged and corpus
+  (:func:`smtlib.lattice.stats.path_stats`), once per step: a table of the paths met so far keeps
+  them (:class:`smtlib.lattice.path_table.PathTable`; 97 % of the envelope paths of a step were met
+  before); the sentences' breakpoints are merged and corpus
   BLEU (no smoothing) is scored on every interval, and the best interval is chosen, by the k-best line
   search's own code (:func:`smtlib.tuners.line_search.interval_scores` and ``best_point``: the
   leftmost best interval, its midpoint, Moses's steps into an unbounded one);
@@ -31,7 +33,9 @@ Watanabe 2016, §7.2: "each of the random restarts is completely independent"), 
 (``smtlib tune --jobs N``) runs them on N threads; the compiled kernels they call release the GIL.
 Each climb has its own line-search object (its count and its collection of envelope paths), and the
 collections are merged in climb order with the same de-duplication (:class:`EnvelopePaths`), so the
-weights, ``info`` and the aggregated paths are bit-identical for any N. The random starts are drawn
+weights, ``info`` and the aggregated paths are bit-identical for any N. On one thread the climbs share
+one table of the paths met (a path found again by a later climb is not collected twice, and the merge
+keeps the same first occurrences); on threads each climb has its own table. The random starts are drawn
 up front from the seed as before; the random directions of a climb (``random_directions > 0``, not
 the default) come from a generator of its own, spawned from the seed per climb
 (:class:`numpy.random.SeedSequence`), instead of the one generator the climbs shared one after the
@@ -59,13 +63,13 @@ from __future__ import annotations
 import math
 import concurrent.futures
 
-import numba
 import numpy as np
 
 from smtlib._dot import dot, matvec
 from smtlib.errors import InputError
 from smtlib.lattice.envelope import corpus_envelopes
 from smtlib.lattice.lattice_set import LatticeSet
+from smtlib.lattice.path_table import PathTable
 from smtlib.lattice.paths import viterbi_paths
 from smtlib.lattice.stats import LatticeReferences, path_stats
 from smtlib.tuners.base import LatticeTuner, TuneResult
@@ -73,32 +77,21 @@ from smtlib.tuners.line_search import best_point, interval_scores
 from smtlib.tuners.corpus_metric import BLEU, bleu_none_from_sums
 
 
-@numba.njit(cache=True, nogil=True)
-def _path_hashes(path_sent, path_off, path_edges):
-    """A 64-bit FNV-1a hash of (sentence, edges) of every path."""
-    out = np.empty(path_sent.shape[0], dtype=np.int64)
-    for p in range(path_sent.shape[0]):
-        h = np.uint64(14695981039346656037)
-        h = (h ^ np.uint64(path_sent[p] + 1)) * np.uint64(1099511628211)
-        for k in range(path_off[p], path_off[p + 1]):
-            h = (h ^ np.uint64(path_edges[k] + 1)) * np.uint64(1099511628211)
-        out[p] = np.int64(h)
-    return out
-
-
 class LatticeLineSearch:
     """Exact line searches over the lattices of a :class:`LatticeSet` (see the module docstring).
 
-    One object per climb: it counts its searches and collects the envelope paths it meets, new to it,
+    One object per climb: it counts its searches and collects the envelope paths it meets, new to its table,
     in the order found (:attr:`chunks`: compact arrays, one entry per search that found new paths);
     :class:`EnvelopePaths` merges the collections of several in order.
     """
 
-    def __init__(self, ls: LatticeSet, refs: LatticeReferences, collect: bool = True):
+    def __init__(self, ls: LatticeSet, refs: LatticeReferences, collect: bool = True, table: PathTable | None = None):
         self.ls = ls
         self.refs = refs
         self.collect = collect
-        self._seen: set[int] = set()
+        #: the envelope paths met so far, with their statistics: this climb's own, or (climbs run one
+        #: after the other) the step's, shared by the climbs
+        self._table = PathTable(ls, refs) if table is None else table
         #: per search with new paths: (hashes, sentences, edge offsets from 0, edges) of those paths
         self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.searches = 0
@@ -114,37 +107,24 @@ class LatticeLineSearch:
         """Best corpus BLEU along the line with edge intercepts ``a`` and slopes ``b``, and the step."""
         ls = self.ls
         first, bx, bnew, bprev, psent, poff, pedges = corpus_envelopes(ls.n_nodes, ls.edge_off, ls.tails, ls.heads, a, b)
-        stats = path_stats(ls, self.refs, psent, poff, pedges)
+        stats, hashes, new = self._table.lookup(psent, poff, pedges)
         xs, scores = interval_scores(first, bx, bnew, bprev, stats, BLEU)
         if unbounded is None:
             score, x, _ = best_point(xs, scores, fallback_width)
         else:
             score, x, _ = best_point(xs, scores, fallback_width, unbounded)
         self.searches += 1
-        if self.collect:
-            self._remember(psent, poff, pedges)
+        if self.collect and new.any():
+            self._remember(hashes, new, psent, poff, pedges)
         return float(score), float(x)
 
-    def _remember(self, psent: np.ndarray, poff: np.ndarray, pedges: np.ndarray) -> None:
-        hashes = _path_hashes(psent, poff, pedges)
-        seen = self._seen
-        path_row = self.ls.path_row
-        new = []
-        for p, h in enumerate(hashes.tolist()):
-            if h in seen:
-                continue
-            seen.add(h)
-            if poff[p + 1] - poff[p] == 1 and path_row[pedges[poff[p]]] >= 0:
-                continue  # a path given as input: it is aggregated already
-            new.append(p)
-        if not new:
-            return
-        keep = np.zeros(len(psent), dtype=bool)
-        keep[new] = True
+    def _remember(self, hashes: np.ndarray, new: np.ndarray, psent: np.ndarray, poff: np.ndarray,
+                  pedges: np.ndarray) -> None:
+        """Keep the paths met for the first time (``new``: not in the table, not an input whole-path edge)."""
         lengths = np.diff(poff)
-        off = np.zeros(len(new) + 1, dtype=np.int64)
-        np.cumsum(lengths[keep], out=off[1:])
-        self.chunks.append((hashes[keep], psent[keep], off, pedges[np.repeat(keep, lengths)]))
+        off = np.zeros(int(new.sum()) + 1, dtype=np.int64)
+        np.cumsum(lengths[new], out=off[1:])
+        self.chunks.append((hashes[new], psent[new], off, pedges[np.repeat(new, lengths)]))
 
     @property
     def paths(self) -> list[tuple[int, np.ndarray]]:
@@ -256,8 +236,13 @@ class LbMert(LatticeTuner):
         climb_rngs = [np.random.default_rng(child) for child in np.random.SeedSequence(self.seed).spawn(len(starts))]
         unbounded = _unbounded_rule(p["unbounded_step"])
 
+        # climbs one after the other share one table of the paths met (and their statistics); climbs on
+        # threads have their own. Either way each path's statistics are the same numbers, and the
+        # merged envelope paths the same first occurrences in climb order (EnvelopePaths).
+        shared = PathTable(ls, refs) if self.threads == 1 else None
+
         def climb(k: int) -> tuple[np.ndarray, float, int, LatticeLineSearch]:
-            search = LatticeLineSearch(ls, refs)
+            search = LatticeLineSearch(ls, refs, table=shared)
             return (*self._climb(dense, search, starts[k], climb_rngs[k], unbounded), search)
 
         best_w, best_score = starts[0], -np.inf
