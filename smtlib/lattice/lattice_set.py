@@ -151,7 +151,9 @@ class _PathBlock(NamedTuple):
 
     dense: np.ndarray  #: (k, D) aligned with the builder's dense names
     sparse: tuple[np.ndarray, np.ndarray, np.ndarray]  #: entries: row in the block, builder sparse id, value
-    words: list[list[str]]  #: each path's words
+    #: each path's words, or its text (``add_pool``: split when the set is built, one sentence at a time, so
+    #: that a million aggregated paths are not a Python string per word all at once)
+    words: Sequence[list[str] | str]
     stats: np.ndarray | None  #: (k, 10) BLEU statistics, or None (NaN rows)
 
 
@@ -280,8 +282,7 @@ class LatticeSetBuilder:
             a, b = int(csr.indptr[lo]), int(csr.indptr[hi])
             entries = (np.repeat(np.arange(hi - lo, dtype=np.int64), per_row[lo:hi]), ids[csr.indices[a:b]],
                        csr.data[a:b].astype(np.float64))
-            words = [text.split() for text in pool.texts[lo:hi]]
-            block = _PathBlock(dense[lo:hi], entries, words, None if stats is None else np.asarray(stats[lo:hi], np.float64))
+            block = _PathBlock(dense[lo:hi], entries, pool.texts[lo:hi], None if stats is None else np.asarray(stats[lo:hi], np.float64))
             self._paths.setdefault(s, []).append(block)
         return n_rows
 
@@ -312,7 +313,8 @@ class LatticeSetBuilder:
         p_rows = np.concatenate([block.sparse[0] + f for block, f in zip(paths, first_row.tolist(), strict=True)])
         p_cols = np.concatenate([block.sparse[1] for block in paths])
         p_vals = np.concatenate([block.sparse[2] for block in paths])
-        p_words = [self.word_ids(words) for block in paths for words in block.words]
+        p_words = [self.word_ids(words.split() if isinstance(words, str) else words)
+                   for block in paths for words in block.words]
         p_woff = woff[-1] + np.cumsum([0] + [len(w) for w in p_words])
         stats = np.vstack([np.full((len(block.words), 10), np.nan) if block.stats is None else block.stats
                            for block in paths])
