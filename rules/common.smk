@@ -21,6 +21,7 @@ from smtlib.bleu.metrics import METRICS, parse_mixture
 from smtlib.bleu.stats import tokenizers
 from smtlib.data.corpora import PAIRS
 from smtlib.errors import InputError
+from smtlib.report.cmira import METHODS as CMIRA_METHODS
 from smtlib.system.align import canonical_symmetrization
 from smtlib.system.feature_sets import FEATURE_SETS
 from smtlib.system.modeldir import DEFAULT_WEIGHTS
@@ -208,8 +209,14 @@ TABLE_METHODS = runs.table_methods(config)
 TABLES = runs.tables(config)
 PAPER_TABLES = runs.PAPER_TABLES
 SWEEP_METHODS = [g["method"] for g in config["sweep"]["grid"]]
+# every method a run can be of: the tables', the sweep's, the replay's, the stability replicas' and
+# those of Tan et al.'s findings on a table's runs (rule cmira_findings)
 ALL_METHODS = sorted(
-    set(TABLE_METHODS) | set(SWEEP_METHODS) | set(config["replay"]["methods"])
+    set(TABLE_METHODS)
+    | set(SWEEP_METHODS)
+    | set(config["replay"]["methods"])
+    | set(config["stability"]["methods"])
+    | set(CMIRA_METHODS)
 )
 DEFAULT = runs.DEFAULT  # the {setting} of runs with the configured hyper-parameters
 # the tuning metrics (tuning.metric): the first is the tables' and curves'; with a list, the metric

@@ -131,3 +131,44 @@ def matrix_summaries(wildcards):
 
 def table_settings():
     return options.table_settings(config)
+
+
+# ---------------------------------------------------------------- Tan et al. (2013): cmira's findings
+def cmira_runs(table):
+    """The table's runs of cmira, kb-mira and kb-mert (smtlib.report.cmira.METHODS): the extended
+    table's run directories of those methods, every feature set and sub-sample they apply to.
+    """
+    setting = runs.run_setting(DEFAULT, TABLE_METRIC)
+    return runs.runs_of(config, TABLES[table], CMIRA_METHODS, settings=(setting,))
+
+
+def cmira_summaries(wildcards):
+    return [f"{r}/summary.json" for r in cmira_runs(wildcards.table)]
+
+
+def cmira_outputs(wildcards):
+    """Each run's 1-best test outputs, one per test set in the order of ``table_ref_arguments``."""
+    tests = test_sets(TABLES[wildcards.table])
+    return [f"{r}/test.{t}.1best" for r in cmira_runs(wildcards.table) for t in tests]
+
+
+def cmira_tune_info(wildcards):
+    """Every tuning step's `smtlib tune --info`: each run's iterations 1..N, in the summaries' order."""
+    return [
+        f"{r}/it{it}/tune.json"
+        for r in cmira_runs(wildcards.table)
+        for it in range(1, ITERATIONS + 1)
+    ]
+
+
+def cmira_benchmarks(wildcards):
+    """Every tuning step's benchmark file (rules tune_first and tune), in the order of cmira_tune_info."""
+    return [
+        paths.Tree(r).benchmark(f"it{it}/tune.tsv")
+        for r in cmira_runs(wildcards.table)
+        for it in range(1, ITERATIONS + 1)
+    ]
+
+
+def cmira_title(wildcards):
+    return f"{wildcards.table} ({TABLES[wildcards.table]})"

@@ -1,7 +1,9 @@
 # Stage 6: Tables 4-6 in the paper's layout (rows = methods, columns = Small / Medium / Big x
 # Tune / Test / SD / Sig), the extended tables with every method, and their companions (BLEU
 # signature, settings, runs, each cell's p-value against its column's best, s_sel, s_opt); each
-# paper table next to the paper's (the orderings of methods) and the paper's findings evaluated.
+# paper table next to the paper's (the orderings of methods) and the paper's findings evaluated;
+# Tan et al. (2013)'s findings on a table's runs of cmira, kb-mira and kb-mert (not in the default
+# target: `snakemake ... -- results/table6_cmira.md`).
 
 
 rule table:
@@ -166,3 +168,39 @@ rule metric_matrix:
         "logs/tables/metric_matrix.log",
     shell:
         "smtlib report metric-matrix --run {params.runs} --out {output} > {log} 2>&1"
+
+
+# Tan et al. (2013): c-MIRA against kb-mira on Small and Big and against kb-mert on Small (run-level
+# paired tests, the AR p beside them), and updates and CPU seconds per tuning step from each step's
+# --info JSON and benchmark file (smtlib.report.cmira); the runs are the extended table's
+rule cmira_findings:
+    input:
+        summaries=cmira_summaries,
+        outputs=cmira_outputs,
+        refs=table_refs,
+        info=cmira_tune_info,
+        benchmarks=cmira_benchmarks,
+    output:
+        md=report(
+            "results/{table}_cmira.md",
+            caption="../config/report/cmira.rst",
+            category="Findings",
+            subcategory="{table}",
+        ),
+        tsv="results/{table}_cmira.tsv",
+    params:
+        test_refs=table_ref_arguments,
+        title=cmira_title,
+        significance=significance_options(),
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/tables/{table}_cmira.log",
+    benchmark:
+        "results/benchmarks/tables/{table}_cmira.tsv"
+    shell:
+        "smtlib report cmira --summaries {input.summaries} --outputs {input.outputs} "
+        "--test-refs {params.test_refs} --tune-info {input.info} --benchmarks {input.benchmarks} "
+        "--title {params.title:q} {params.significance} {params.bleu} --out {output.md} --tsv {output.tsv} "
+        "> {log} 2>&1"

@@ -16,6 +16,9 @@
     smtlib report test-curve --curve C --test NAME=BLEU.json .. --out T.tsv
     smtlib report stability --curves T .. --methods M .. --out F.md --tsv R.tsv --figure PNG
                             [--drop BLEU] [--permutations N] [--seed N]
+    smtlib report cmira --summaries S .. --outputs HYP .. --test-refs NAME=REF .. --tune-info J ..
+                        --benchmarks B .. --out F.md --tsv C.tsv
+                        [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
 achieve the best development BLEU score"; ties go to the earliest iteration) and writes the learning
@@ -45,6 +48,10 @@ set's ``smtlib bleu`` results of the weights 0..N, in order); ``stability`` sets
 seed-only replicas against PRO's: the SD of the final test BLEU (F-test) and the test BLEU lost in
 drops (exact permutation test), Holm-corrected, three-way verdicts beside Hopkins & May's (2011)
 Figures 5 and 6, a table of the replicas and a figure (:mod:`smtlib.report.stability`).
+``cmira`` decides Tan et al.'s (2013) claims on a table's runs of cmira, kb-mira and kb-mert (run-level
+paired tests with the sentence-level AR p beside them) and sets their parameter updates and CPU
+seconds per tuning step, read from each step's ``--info`` JSON and benchmark file, beside the paper's
+Tables 2 and 4 (:mod:`smtlib.report.cmira`).
 BLEU JSON files are the output of ``smtlib bleu`` (sacrebleu-equal corpus BLEU with its signature).
 The computations live in :mod:`smtlib.report`; this module parses options, calls them and writes
 every output atomically.
@@ -328,6 +335,50 @@ def cmd_stability(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cmira(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from smtlib.bleu.replicas import Layout
+    from smtlib.cli.common import bleu_settings
+    from smtlib.io import read_json
+    from smtlib.report.cmira import (Step, cells, cost_rows, decide, format_costs, format_findings,
+                                     read_step_benchmark, step_updates)
+    from smtlib.report.runs import read_summaries
+    from smtlib.report.significance import TestOptions, run_statistics, signature
+
+    runs = read_summaries(args.summaries)
+    by_cell = cells(runs)
+    expected = sum(int(r["iterations"]) for r in runs)
+    for option, files in (("--tune-info", args.tune_info), ("--benchmarks", args.benchmarks)):
+        if len(files) != expected:
+            raise InputError(f"{option} has {len(files)} files for {len(runs)} runs of {expected} tuning steps in "
+                             "all: give each summary's steps, in order, one per iteration")
+    steps = []
+    for run, first in zip(runs, np.cumsum([0] + [int(r["iterations"]) for r in runs])):
+        for it in range(1, int(run["iterations"]) + 1):
+            path = args.tune_info[first + it - 1]
+            info = read_json(path, "tuning step --info")
+            if info.get("method") != run["method"]:
+                raise InputError(f"the --info of a {info.get('method')} step, given for a {run['method']} run "
+                                 f"({run['_path']}): give each summary's steps, in order", path)
+            bench = read_step_benchmark(args.benchmarks[first + it - 1])
+            steps.append(Step(run["method"], run["fs"], str(run["sample"]), it, *step_updates(info, path),
+                              bench["cpu_extrapolated"], bench["s"]))
+    refs, outputs = _test_outputs(args, runs)
+    settings, layout = bleu_settings(args), Layout.of(["bleu"])
+    options = TestOptions(args.ar_shuffles, args.boot_samples, args.seed)
+    stats = run_statistics(runs, outputs, refs, settings, layout)
+    index = {id(r): i for i, r in enumerate(runs)}
+    cell_stats = {key: np.stack([stats[index[id(r)]] for r in cell.values()]) for key, cell in by_cell.items()}
+    comparisons = decide(by_cell, cell_stats, layout, options)
+    rows = cost_rows(steps)
+    title = args.title or os.path.basename(args.out).removesuffix(".md")
+    text = format_findings(title, comparisons, rows, signature(settings, len(next(iter(refs.values()))), options))
+    _write_text(args.tsv, format_costs(rows))
+    _write_text(args.out, text)
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
@@ -505,6 +556,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--tsv", required=True, help="TSV: one row per replica")
     p.add_argument("--figure", required=True, help="dev and test BLEU by iteration (PNG)")
     p.set_defaults(_action=cmd_stability)
+
+
+    p = sub.add_parser("cmira", help="Tan et al. (2013): c-MIRA against kb-mira and kb-mert on a table's runs, "
+                                     "and their updates and CPU seconds per tuning step (Tables 1, 2 and 4)")
+    p.add_argument("--summaries", nargs="+", required=True, help="run summaries of cmira, kbmira and mert")
+    p.add_argument("--test-refs", nargs="+", required=True, metavar="NAME=REF",
+                   help="each test set's reference file, in the order the outputs are concatenated")
+    p.add_argument("--outputs", nargs="+", required=True, metavar="HYP",
+                   help="1-best test outputs: for each summary in order, one per test set in --test-refs order")
+    p.add_argument("--tune-info", nargs="+", required=True, metavar="JSON",
+                   help="smtlib tune --info of every tuning step: for each summary in order, its iterations 1..N")
+    p.add_argument("--benchmarks", nargs="+", required=True, metavar="TSV",
+                   help="the Snakemake benchmark file of every tuning step, in the order of --tune-info")
+    p.add_argument("--out", required=True, help="Markdown: the claims decided, the updates and times")
+    p.add_argument("--tsv", required=True, help="TSV: updates and CPU seconds per step, per feature set and method")
+    p.add_argument("--title")
+    p.add_argument("--ar-shuffles", type=integer_at_least(1), default=10_000,
+                   help="approximate randomization shuffles (default 10000)")
+    p.add_argument("--boot-samples", type=integer_at_least(2), default=1000,
+                   help="bootstrap resamples of the AR test's s_sel (default 1000)")
+    p.add_argument("--seed", type=integer_at_least(0), default=0, help="seed of the shuffles and resamples (default 0)")
+    add_bleu_options(p)
+    p.set_defaults(_action=cmd_cmira)
 
 
 def cmd_page(args: argparse.Namespace) -> int:
