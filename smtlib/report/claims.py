@@ -367,6 +367,16 @@ def verdict(test: RunTest | None, p_adjusted: float | None, alpha: float) -> str
     return test.side if p_adjusted < alpha else INCONCLUSIVE
 
 
+def decide_family(comparisons: Sequence, alpha: float) -> None:
+    """Holm's correction over the run-level tests of ``comparisons`` (those with a ``test``; each is
+    its own hypothesis), then each one's :func:`verdict`: sets their ``p_holm`` and ``verdict``."""
+    tested = [c for c in comparisons if c.test is not None]
+    for c, p in zip(tested, holm([c.test.p for c in tested])):
+        c.p_holm = p
+    for c in comparisons:
+        c.verdict = verdict(c.test, c.p_holm, alpha)
+
+
 def aggregate(verdicts: Sequence[str], quantifier: str) -> str:
     """A claim's verdict from its comparisons' (see the module docstring); "not run" ones do not count."""
     v = [x for x in verdicts if x in (HOLDS, FAILS, INCONCLUSIVE)]

@@ -51,8 +51,8 @@ import numpy as np
 
 from smtlib.bleu.replicas import Layout, compare_systems
 from smtlib.errors import InputError
-from smtlib.report.claims import FAILS, HOLDS, NOT_RUN, RunTest, paired_t, verdict
-from smtlib.report.significance import ALPHA, TIES, TestOptions, format_p, holm
+from smtlib.report.claims import FAILS, HOLDS, Comparison, decide_family, paired_t
+from smtlib.report.significance import ALPHA, TIES, TestOptions, format_p
 from smtlib.report.tables import FEATURE_SET_TITLES, paper_name
 
 #: the paper's numbers (Tables 1, 2 and 4)
@@ -149,21 +149,6 @@ def cells(runs: Sequence[dict]) -> dict[tuple[str, str], dict[str, dict]]:
     return out
 
 
-@dataclasses.dataclass
-class Comparison:
-    """A claim decided: ours (text, run-level test, AR p) and the paper's (text, point verdict)."""
-
-    claim: Claim
-    ours: str
-    test: RunTest | None
-    ar_p: float | None
-    runs: int | None
-    paper: str
-    paper_verdict: str
-    p_holm: float | None = None
-    verdict: str = NOT_RUN
-
-
 def _paper(claim: Claim, numbers: Sequence[dict]) -> tuple[str, str]:
     features = PAPER_SETTINGS[claim.feature_set]
     names = {v: k for k, v in PAPER_METHODS.items()}
@@ -176,7 +161,9 @@ def _paper(claim: Claim, numbers: Sequence[dict]) -> tuple[str, str]:
 
 def decide(by_cell: Mapping[tuple[str, str], Mapping[str, dict]], stats: Mapping[tuple[str, str], np.ndarray],
            layout: Layout, options: TestOptions, alpha: float = ALPHA) -> list[Comparison]:
-    """Every claim of :data:`CLAIMS` on our runs (see the module docstring).
+    """Every claim of :data:`CLAIMS` on our runs (see the module docstring), in their order: each one
+    :class:`~smtlib.report.claims.Comparison` (its ``label`` the claim's key, its ``column`` the claim's
+    feature set and score).
 
     Parameters
     ----------
@@ -190,11 +177,12 @@ def decide(by_cell: Mapping[tuple[str, str], Mapping[str, dict]], stats: Mapping
     out = []
     for claim in CLAIMS:
         paper, paper_verdict = _paper(claim, numbers)
+        column = f"{claim.feature_set} ({claim.score})"
         a, b = (by_cell.get((m, claim.feature_set)) for m in (claim.a, claim.b))
         if a is None or b is None:
             missing = [f"{method_name(m)} {claim.feature_set}" for m, c in ((claim.a, a), (claim.b, b)) if c is None]
-            out.append(Comparison(claim, f"{', '.join(missing)} not in our runs", None, None, None, paper,
-                                  paper_verdict))
+            out.append(Comparison(column, claim.key, f"{', '.join(missing)} not in our runs", None, None, None,
+                                  paper, paper_verdict))
             continue
         shared = [s for s in a if s in b]
         ra = [a[s][claim.score] for s in shared]
@@ -208,18 +196,14 @@ def decide(by_cell: Mapping[tuple[str, str], Mapping[str, dict]], stats: Mapping
                                         seed=options.seed, ties=TIES)
             ar_p = None if result.p_value is None else float(result.p_value[0])
         if len(shared) < 2:
-            out.append(Comparison(claim, f"{len(shared)} paired run(s): no run-level test", None, ar_p, len(shared),
-                                  paper, paper_verdict))
+            out.append(Comparison(column, claim.key, f"{len(shared)} paired run(s): no run-level test", None, ar_p,
+                                  len(shared), paper, paper_verdict))
             continue
         test = paired_t([x - y for x, y in zip(ra, rb)], 0.0, None, alpha)
         ours = (f"{method_name(claim.a)} {statistics.fmean(ra):.2f} vs {method_name(claim.b)} "
                 f"{statistics.fmean(rb):.2f}: {test.estimate:+.2f} [{test.ci[0]:+.2f}, {test.ci[1]:+.2f}]")
-        out.append(Comparison(claim, ours, test, ar_p, len(shared), paper, paper_verdict))
-    tested = [c for c in out if c.test is not None]
-    for c, p in zip(tested, holm([c.test.p for c in tested])):
-        c.p_holm = p
-    for c in out:
-        c.verdict = verdict(c.test, c.p_holm, alpha)
+        out.append(Comparison(column, claim.key, ours, test, ar_p, len(shared), paper, paper_verdict))
+    decide_family(out, alpha)
     return out
 
 
@@ -385,15 +369,16 @@ def format_findings(title: str, comparisons: Sequence[Comparison], rows: Sequenc
             "The paper's verdicts are its Table 1's point estimates.\n\n"
             "## Claims\n\n| # | claim | column | ours | runs | p | Holm p | AR p | verdict | paper | paper's verdict |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|\n")
+    claims = {claim.key: claim for claim in CLAIMS}
     for i, c in enumerate(comparisons, 1):
         p = "-" if c.test is None else format_p(c.test.p, alpha)
-        text += (f"| {i} | {c.claim.text} | {c.claim.feature_set} ({c.claim.score}) | {c.ours} | "
+        text += (f"| {i} | {claims[c.label].text} | {c.column} | {c.ours} | "
                  f"{'-' if c.runs is None else c.runs} | {p} | {'-' if c.p_holm is None else format_p(c.p_holm, alpha)} "
                  f"| {'-' if c.ar_p is None else format_p(c.ar_p, alpha)} | **{c.verdict}** | {c.paper} | "
                  f"{c.paper_verdict} |\n")
     text += "\n## Where the paper says it\n\n"
-    text += "".join(f"{i}. {c.claim.quote}" + (f" {c.claim.paper_note}" if c.claim.paper_note else "") + "\n"
-                    for i, c in enumerate(comparisons, 1))
+    text += "".join(f"{i}. {claims[c.label].quote}" + (f" {claims[c.label].paper_note}" if claims[c.label].paper_note
+                                                       else "") + "\n" for i, c in enumerate(comparisons, 1))
     text += _costs_section(rows)
     missing = [FEATURE_SET_TITLES.get(fs, fs) for fs in PAPER_SETTINGS if not any(r["feature_set"] == fs for r in rows)]
     if missing:

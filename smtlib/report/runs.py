@@ -21,6 +21,7 @@ import dataclasses
 import math
 import os
 import statistics
+from collections.abc import Iterable
 
 from smtlib.errors import InputError
 from smtlib.io import read_json, read_lines
@@ -184,19 +185,28 @@ def format_curve(results: list[dict], best: int, meta: dict[str, str], tuning: T
     return "".join(lines)
 
 
-def read_curve(path: str | os.PathLike) -> list[dict]:
-    """The rows of a learning-curve TSV written by :func:`format_curve`, checked."""
-    lines = read_lines(path, what="learning curve")
+def read_rows(path: str | os.PathLike, what: str, need: Iterable[str]) -> tuple[list[str], list[tuple[int, dict]]]:
+    """A TSV's header and its rows as {column: text}, each with its line number, checked: the columns
+    ``need`` are there (else "not a ``what``") and every row has one field per column."""
+    lines = read_lines(path, what=what)
     header = lines[0].split("\t")
-    need = {"iteration", "dev_bleu", "best", *META_KEYS}
-    if not need <= set(header):
-        raise InputError(f"not a learning curve: missing columns {sorted(need - set(header))}", path, 1)
+    missing = set(need) - set(header)
+    if missing:
+        raise InputError(f"not a {what}: missing columns {sorted(missing)}", path, 1)
     rows = []
     for n, line in enumerate(lines[1:], 2):
         values = line.split("\t")
         if len(values) != len(header):
             raise InputError(f"{len(values)} fields, expected {len(header)}", path, n)
-        row = dict(zip(header, values))
+        rows.append((n, dict(zip(header, values))))
+    return header, rows
+
+
+def read_curve(path: str | os.PathLike) -> list[dict]:
+    """The rows of a learning-curve TSV written by :func:`format_curve`, checked."""
+    header, table = read_rows(path, "learning curve", {"iteration", "dev_bleu", "best", *META_KEYS})
+    rows = []
+    for n, row in table:
         try:
             row["iteration"] = int(row["iteration"])
             row["dev_bleu"] = float(row["dev_bleu"])

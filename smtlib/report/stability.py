@@ -75,12 +75,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from smtlib.errors import InputError
-from smtlib.io import read_lines
-from smtlib.report.claims import FAILS, HOLDS, NOT_RUN, RunTest, aggregate, verdict
+from smtlib.report.claims import FAILS, HOLDS, NOT_RUN, RunTest, aggregate, decide_family
 from smtlib.report.curves import method_styles
 from smtlib.report.figures import pyplot
-from smtlib.report.runs import META_KEYS
-from smtlib.report.significance import ALPHA, format_p, holm
+from smtlib.report.runs import META_KEYS, read_rows
+from smtlib.report.significance import ALPHA, format_p
 from smtlib.report.tables import FEATURE_SET_TITLES, paper_name
 
 #: the method the paper's claims are about
@@ -163,18 +162,12 @@ def format_test_curve(rows: Sequence[dict], names: Sequence[str]) -> str:
 
 def read_test_curve(path: str | os.PathLike) -> list[dict]:
     """The rows of a test curve (:func:`format_test_curve`), checked: iterations 0..N in order, one kept."""
-    lines = read_lines(path, what="test curve")
-    header = lines[0].split("\t")
-    missing = [c for c in (*META_KEYS, *CURVE_COLUMNS) if c not in header]
-    if missing or not any(c.startswith("test_") and c != "test_bleu" for c in header):
-        raise InputError(f"not a test curve (smtlib report test-curve): missing columns "
-                         f"{', '.join(missing) or 'test_<set>'}", path, 1)
+    header, table = read_rows(path, "test curve", (*META_KEYS, *CURVE_COLUMNS))
+    if not any(c.startswith("test_") and c != "test_bleu" for c in header):
+        raise InputError("not a test curve: no test_<set> column (smtlib report test-curve writes one per test set)",
+                         path, 1)
     rows = []
-    for n, line in enumerate(lines[1:], 2):
-        values = line.split("\t")
-        if len(values) != len(header):
-            raise InputError(f"{len(values)} fields, expected {len(header)}", path, n)
-        row = dict(zip(header, values))
+    for n, row in table:
         try:
             row["iteration"] = int(row["iteration"])
             for key in header:
@@ -400,11 +393,7 @@ def compare(groups: Mapping[tuple[str, str], list[Replica]], permutations: int, 
             test = permutation_test(da, db, permutations, seed)
             ours = f"descent {statistics.fmean(da):.2f} vs {statistics.fmean(db):.2f}: Δ {test.estimate:+.2f}"
             out.append(Comparison("steady", fs, rival, ours, test, steady_paper, steady_verdict))
-    tested = [c for c in out if c.test is not None]
-    for c, p in zip(tested, holm([c.test.p for c in tested])):
-        c.p_holm = p
-    for c in out:
-        c.verdict = verdict(c.test, c.p_holm, alpha)
+    decide_family(out, alpha)
     return out
 
 

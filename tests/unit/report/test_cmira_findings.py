@@ -157,7 +157,7 @@ def test_each_claim_is_a_paired_test_over_the_runs_with_the_tables_ar_p_beside_i
     st = {("cmira", "big"): s_good, ("kbmira", "big"): s_poor, ("cmira", "small"): s_good,
           ("kbmira", "small"): s_good}
     options = significance.TestOptions(ar_shuffles=200, boot_samples=10, seed=1)
-    found = {c.claim.key: c for c in decide(by_cell, st, layout, options)}
+    found = {c.label: c for c in decide(by_cell, st, layout, options)}
     big = found["big-test"]
     diffs = [a - b for a, b in zip([40.1, 40.6, 40.3], [39.0, 39.4, 39.3])]
     assert big.test.estimate == pytest.approx(statistics.fmean(diffs))
