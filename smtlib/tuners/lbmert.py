@@ -49,11 +49,12 @@ edges) a line search is 0.54 s, a step about 10-11 CPU minutes on a quiet machin
 loaded one with ``--jobs 2``: 1,086 s CPU, 797 s wall, 1,417 line searches at 0.75 s). ``--jobs 2`` on two free cores:
 200 sentences 180.7 -> 115.5 s wall (the line search holds the GIL for almost none of its time;
 loading and writing stay sequential), so about 6-7 minutes of wall time per full-dev step.
-Around the line searches, a 200-sentence step also loads the lattices (about 5 s), scores paths
-(``path_stats``, about 7 s) and writes the ~290k aggregated paths (``--paths-out``: formatting about
+Around the line searches, a 200-sentence step also loads the lattices (about 5 s) and writes the ~290k aggregated paths (``--paths-out``: formatting about
 4 s, since the features and words are gathered in batches, was about 40 s; gzip at the loop's level 1
 about 0.6 s, was 4.7 s at level 9); a second iteration reads those paths back as whole-path edges
-in about 7 s.
+in about 7 s. On Table 6's ja-en lattices (500 sentences, 0.5M edges with the aggregated paths) a step is
+26-30 CPU-s, 80 % of it the envelope passes, and counting the paths' statistics once per step (not once
+per search) took 15-19 % off it (``benchmarks/results/lbmert_step.md``).
 
 Dense features only, as MERT (n/a on Big in Tables 4-6).
 """
