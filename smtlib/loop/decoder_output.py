@@ -109,3 +109,16 @@ class _Group:
 
     label: str
     size: int
+
+
+def decode_and_read(template, lines: Sequence[str], scratch: str | os.PathLike, values, k: int, jobs: int,
+                    nbest_path: str | os.PathLike, log_path: str | os.PathLike, dialect: str | None,
+                    what: str = "dev set") -> DecodedList:
+    """Run the decoder command on ``lines`` (``jobs`` shards), join the shards' n-best lists into
+    ``nbest_path`` and read it back, checked: one set's decode, as ``smtlib loop`` and ``smtlib decode
+    --backend command`` run it (:func:`smtlib.loop.decoder_command.decode`, :func:`read_decoded`)."""
+    from smtlib.loop.decoder_command import decode, join_nbest
+
+    shards = decode(template, lines, scratch, values, k, jobs, log_path)
+    join_nbest(shards, nbest_path)
+    return read_decoded(nbest_path, len(lines), dialect, what)

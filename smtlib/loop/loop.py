@@ -54,8 +54,8 @@ from smtlib.io import atomic_output, read_lines
 from smtlib.kbest.pool import KBestPool
 from smtlib.loop import workdir as wd
 from smtlib.loop.constraints import resolve
-from smtlib.loop.decoder_command import DecoderTemplate, decode, join_nbest
-from smtlib.loop.decoder_output import DecodedList, check_features, read_decoded
+from smtlib.loop.decoder_command import DecoderTemplate
+from smtlib.loop.decoder_output import DecodedList, check_features, decode_and_read
 from smtlib.loop.decoder_weights import InitialWeights, write_decoder_weights, write_iteration_weights
 from smtlib.loop.options import LoopOptions
 from smtlib.loop.step import StepSettings, tune_step
@@ -239,10 +239,8 @@ class Loop:
                 what: str) -> DecodedList:
         """Decode ``lines`` into ``folder/name`` (joined shards) and read it back, checked."""
         o = self.options
-        shards = decode(self.inputs.template, lines, scratch, values, o.k, o.jobs, os.path.join(folder, log))
-        path = os.path.join(folder, name)
-        join_nbest(shards, path)
-        return read_decoded(path, len(lines), o.read_dialect, what)
+        return decode_and_read(self.inputs.template, lines, scratch, values, o.k, o.jobs, os.path.join(folder, name),
+                               os.path.join(folder, log), o.read_dialect, what)
 
     def _pool(self, iteration: int) -> KBestPool:
         """Add this iteration's list to the pool (or build the window's pool) and read it back."""
