@@ -137,6 +137,8 @@ def _check_config():
                 f"config: replay.methods has {method!r}, which does not tune on k-best lists "
                 "(the replay has Moses's n-best lists only)"
             )
+    if config["decoder"]["backend"] == "command":
+        options.check_command_backend(config)
     if config["decoder"]["backend"] == "moses" and not (
         config["decoder"]["moses"] and os.access(config["decoder"]["moses"], os.X_OK)
     ):
@@ -370,13 +372,22 @@ def decoder_options(wildcards=None, input=None):
     """smtlib decode's search settings; with decoder.backend moses, also the Moses binary and the
     model's exported moses.ini (the decode rule's ``moses`` input, see ``moses_system``).
     """
-    moses = config["decoder"]["backend"] == "moses" and input is not None
-    return options.decoder_options(config["decoder"], input.moses if moses else None)
+    moses = input is not None and (
+        config["decoder"]["backend"] == "moses"
+        or options.command_uses_ini(config["decoder"])
+    )
+    model = input.model if input is not None and "model" in input.keys() else None
+    return options.decoder_options(
+        config["decoder"], input.moses if moses else None, model
+    )
 
 
 def moses_system(wildcards):
-    """The model's Moses export (written by export_moses) when Moses decodes (backend moses)."""
-    if config["decoder"]["backend"] != "moses":
+    """The model's Moses export (written by export_moses) when Moses decodes (backend moses), or when
+    the decoder command of backend command takes the weights in a moses.ini ({ini})."""
+    if config["decoder"]["backend"] != "moses" and not options.command_uses_ini(
+        config["decoder"]
+    ):
         return []
     return model_dir(wildcards.pair, wildcards.fs, "moses/moses.ini")
 

@@ -9,6 +9,7 @@ after it: each function here keeps the exact text that the runs recorded so far 
 from __future__ import annotations
 
 import json
+import shlex
 
 from smtlib.decoder.settings import search_defaults
 from smtlib.tuners.registry import get_tuner_class
@@ -47,10 +48,13 @@ def scoring_options(bleu: dict, setting: str) -> str:
     return bleu_options(bleu) + ("" if metric == "bleu" else f" --metric {metric}")
 
 
-def decoder_options(decoder: dict, moses_ini: str | None = None) -> str:
+def decoder_options(decoder: dict, moses_ini: str | None = None, model: str | None = None) -> str:
     """The search options of every command that decodes (smtlib.cli.common.add_search_options) from
     the config's ``decoder:`` section; with backend moses and the model's exported ``moses_ini``, also
-    the Moses binary and that file.
+    the Moses binary and that file. With backend command and the decode job's ``model`` (directory or
+    model.yaml), ``--backend command`` and the decoder command with ``{model}`` replaced by it (a
+    placeholder of the workflow's, for commands that run our own decoder), its dialect, and the
+    Moses export when the command has ``{ini}`` (``smtlib decode --decoder-ini``).
 
     ``--search`` and ``--pop-limit`` are left out for the decoder's default search when it has no pop
     limit (the stack search): the commands recorded before cube pruning existed stay as they were.
@@ -63,7 +67,21 @@ def decoder_options(decoder: dict, moses_ini: str | None = None) -> str:
         opts += f" --search {decoder['search']} --pop-limit {decoder['pop_limit']}"
     if decoder["backend"] == "moses" and moses_ini is not None:
         opts += f" --backend moses --moses-bin {decoder['moses']} --moses-ini {moses_ini}"
+    if decoder["backend"] == "command" and model is not None:
+        opts += f" --backend command --decoder {shlex.quote(decoder['command'].replace('{model}', model))}"
+        if decoder["dialect"]:
+            opts += f" --dialect {decoder['dialect']}"
+        if moses_ini is not None:
+            opts += f" --decoder-ini {moses_ini}"
     return opts
+
+
+def command_uses_ini(decoder: dict) -> bool:
+    """Whether ``decoder.command`` (backend command) passes the weights in a moses.ini (``{ini}``): then
+    the decode jobs need the system's Moses export, which the command's ``{ini}`` is rewritten from."""
+    from smtlib.loop.decoder_command import DecoderTemplate
+
+    return decoder["backend"] == "command" and "ini" in DecoderTemplate.parse(decoder["command"].replace("{model}", "")).used
 
 
 def method_settings(config: dict, pair: str, method: str, setting: str = DEFAULT) -> dict[str, object]:
@@ -153,3 +171,26 @@ def table_settings(config: dict) -> str:
     if config["evaluation"]["metrics"] != ["bleu"]:
         settings["evaluation"] = config["evaluation"]
     return json.dumps(settings, sort_keys=True)
+
+
+def check_command_backend(config: dict) -> None:
+    """Raise ValueError (one line) for a ``decoder: {backend: command}`` the workflow cannot run: no or a
+    bad command, or methods that need our decoder itself (the lattice tuners read its search graphs,
+    online MIRA decodes inside its passes), which an outside decoder does not give."""
+    from smtlib.errors import InputError
+    from smtlib.loop.decoder_command import DecoderTemplate
+    from smtlib.tuners.registry import input_kind
+
+    command = config["decoder"]["command"]
+    if not command:
+        raise ValueError("config: decoder.backend is command but decoder.command is not set")
+    try:
+        DecoderTemplate.parse(command.replace("{model}", ""))
+    except InputError as exc:
+        raise ValueError(f"config: decoder.command: {str(exc).removeprefix('--decoder: ')}") from None
+    methods = dict.fromkeys([*config["methods"], *config["extended_methods"]])
+    need_ours = [m for m in methods if input_kind(m) != "kbest"]
+    if need_ours:
+        raise ValueError(f"config: decoder.backend command decodes k-best lists only; methods {', '.join(need_ours)} "
+                         "need our decoder (lattices, or decoding inside their passes): leave them out of methods "
+                         "and extended_methods")

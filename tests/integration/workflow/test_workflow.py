@@ -691,3 +691,39 @@ def metric_sweep_on_the_tiny_run(work, data_dir):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["setting"] == "default@chrf" and set(summary["metrics"]) == {"chrf", "ter"}
     assert summary["tuning"]["metric"] == "chrf" and summary["tuning"]["better"] == "higher"
+
+
+def test_command_backend_around_our_own_decoder_tunes_to_the_same_weights(tmp_path, data_dir):
+    """decoder: {backend: command} whose command runs smtlib decode ({model} is the system's model) gives
+    the weights of our decoder run directly: the decoder command's n-best list, read and written back in
+    our format, is the same pool to the tuner."""
+    from tests.unit.workflow.conftest import load_config
+    from smtlib.workflow.options import decoder_options
+
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
+    target = "results/tune/fr-en/small/kbmira/default/s1/it2/weights"
+    work = tmp_path / "wf"
+    r = snakemake(work, "--cores", "2", target, configfile=REPO / "config/tiny.yaml", data_dir=data_dir, timeout=1200)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    ours = (work / target).read_text(encoding="utf-8")
+    search = decoder_options(load_config("tiny.yaml")["decoder"])
+    command = ("smtlib decode --model {model} --weights {weights} --input {input} --kbest {nbest} --k {k} --quiet "
+               + search)
+    cfg = write_config(tmp_path / "command.yaml", {
+        **quick, "methods": ["mert", "kbmira"],
+        "decoder": {**quick["decoder"], "backend": "command", "command": command}})
+    # the same directory: the system is reused, the decodes (and what follows them) run again
+    r = snakemake(work, "--cores", "2", "-p", target, "--forcerun", "decode_first", "decode_dev",
+                  configfile=cfg, data_dir=data_dir, timeout=1200)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert re.search(r"smtlib decode .*--backend command --decoder 'smtlib decode --model results/systems/fr-en/small/"
+                     r"model.yaml --weights \{weights\}", out)
+    assert "export_moses" not in out  # no {ini}: no Moses export
+    weights = lambda text: [line for line in text.splitlines() if not line.startswith("#")]  # noqa: E731
+    assert weights((work / target).read_text(encoding="utf-8")) == weights(ours)
+    # the lattice tuners and online MIRA need our decoder: refused with one line
+    bad = write_config(tmp_path / "bad.yaml", {**quick, "decoder": {**quick["decoder"], "backend": "command",
+                                                                     "command": command}})
+    r = snakemake(work, "-n", target, configfile=bad, data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "methods lbmira need our decoder" in r.stdout + r.stderr

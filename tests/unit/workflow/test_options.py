@@ -6,6 +6,7 @@ that decodes (smtlib.cli.common.add_search_options), they must give exactly the 
 
 import argparse
 import json
+import re
 import shlex
 
 import pytest
@@ -47,6 +48,33 @@ def test_moses_decodes_with_the_models_export():
     assert options.decoder_options(decoder, "results/systems/fr-en/small/moses/moses.ini").endswith(
         " --backend moses --moses-bin /opt/moses/bin/moses --moses-ini results/systems/fr-en/small/moses/moses.ini")
     assert "--backend" not in options.decoder_options(decoder)  # a command without the export (mira's)
+
+
+def test_a_decoder_command_reaches_smtlib_decode_as_one_argument_with_the_model_in_it():
+    command = "my-decoder --model {model} -w {weights} < {input} > {nbest} 'a b'"
+    decoder = load_config({"decoder": {"backend": "command", "command": command, "dialect": "cdec"}})["decoder"]
+    text = options.decoder_options(decoder, None, "results/systems/fr-en/small/model.yaml")
+    words = shlex.split(text)
+    at = words.index("--decoder")
+    assert words[at - 2:at] == ["--backend", "command"]
+    assert words[at + 1] == command.replace("{model}", "results/systems/fr-en/small/model.yaml")
+    assert words[at + 2:] == ["--dialect", "cdec"]
+    assert not options.command_uses_ini(decoder)
+    with_ini = load_config({"decoder": {"backend": "command", "command": "moses2 -f {ini} -n-best-list {nbest} {k}"}})
+    assert options.command_uses_ini(with_ini["decoder"])
+    assert options.decoder_options(with_ini["decoder"], "m/moses.ini", "m/model.yaml").endswith(" --decoder-ini m/moses.ini")
+
+
+@pytest.mark.parametrize("decoder, methods, message", [
+    ({"backend": "command"}, ["kbmira"], "decoder.command is not set"),
+    ({"backend": "command", "command": "dec {input}"}, ["kbmira"], "passes no weights"),
+    ({"backend": "command", "command": "dec {weights} {oops}"}, ["kbmira"], "unknown placeholder {oops}"),
+    ({"backend": "command", "command": "dec {weights}"}, ["kbmira", "lbmert", "mira"], "methods lbmert, mira need our decoder"),
+])
+def test_a_command_backend_the_workflow_cannot_run_is_refused(decoder, methods, message):
+    config = load_config({"decoder": decoder, "methods": methods, "extended_methods": ["kbmira"]})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        options.check_command_backend(config)
 
 
 def test_the_data_limits_come_in_a_fixed_order():
