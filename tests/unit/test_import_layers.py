@@ -109,11 +109,12 @@ def test_the_decoder_only_produces_lattices():
 
 def test_the_workflow_plan_reads_only_names_and_defaults():
     """smtlib.workflow is imported by the Snakefile, which every cluster job parses again: it reads the
-    registries and defaults it renders (corpora, feature sets, tuner registry, decoder settings) and
-    the standard-library-only leaves it writes its own records with (smtlib.io, smtlib.errors), never a
-    layer that computes; and nothing in smtlib imports it (the rules and benchmarks do)."""
+    registries and defaults it renders (corpora, feature sets, tuner registry, decoder settings, the
+    decoder command's template parser: standard library only) and the standard-library-only leaves it
+    writes its own records with (smtlib.io, smtlib.errors), never a layer that computes; and nothing in
+    smtlib imports it (the rules and benchmarks do)."""
     read = ("smtlib.workflow", "smtlib.decoder.settings", "smtlib.tuners.registry", "smtlib.data.corpora",
-            "smtlib.system.feature_sets", "smtlib.io", "smtlib.errors")
+            "smtlib.system.feature_sets", "smtlib.loop.decoder_command", "smtlib.io", "smtlib.errors")
     bad = sorted((m, t) for m, targets in GRAPH.items() if _in(m, "smtlib.workflow")
                  for t in targets if not any(_in(t, r) for r in read))
     assert not bad, bad
