@@ -59,3 +59,13 @@ def random_corpus(rng: np.random.Generator, n_sent: int, n_refs: int, vocab: int
         else:
             hyps.append(sentence())
     return hyps, refs
+
+
+def random_stats_rows(rng: np.random.Generator, n_rep: int, n: int) -> np.ndarray:
+    """BLEU statistics rows ``(n_rep, n, 10)`` of a random system: ``n_rep`` replicas of ``n`` sentences
+    (hypothesis lengths 5-11, matches at most the n-gram counts, one reference length per sentence)."""
+    hyp = rng.integers(5, 12, size=(n_rep, n))
+    matches = np.stack([np.minimum(hyp - k, rng.integers(0, 10, size=hyp.shape)).clip(0) for k in range(4)], axis=-1)
+    totals = np.stack([(hyp - k).clip(0) for k in range(4)], axis=-1)
+    ref = np.broadcast_to(rng.integers(5, 12, size=n), hyp.shape)
+    return np.concatenate([hyp[..., None], ref[..., None], matches, totals], axis=-1).astype(float)

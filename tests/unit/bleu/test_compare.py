@@ -28,6 +28,7 @@ from smtlib.bleu.replicas import (
 from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
 from smtlib.io import read_lines
+from tests.support.bleu_reference import random_stats_rows
 
 EXAMPLE = "multeval-example"
 LAYOUT = Layout.of(["bleu", "length"])
@@ -163,12 +164,7 @@ def test_one_replica_pair_against_sacrebleu(shared_data):
 
 
 # -- slow, obviously correct versions ------------------------------------------------------------------
-def _stats(rng, n_rep, n):
-    hyp = rng.integers(5, 12, size=(n_rep, n))
-    matches = np.stack([np.minimum(hyp - k, rng.integers(0, 10, size=hyp.shape)).clip(0) for k in range(4)], axis=-1)
-    totals = np.stack([(hyp - k).clip(0) for k in range(4)], axis=-1)
-    ref = np.broadcast_to(rng.integers(5, 12, size=n), hyp.shape)
-    return np.concatenate([hyp[..., None], ref[..., None], matches, totals], axis=-1).astype(float)
+_stats = random_stats_rows
 
 
 def test_randomization_against_the_exact_permutation_test():

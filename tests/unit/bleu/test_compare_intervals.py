@@ -25,19 +25,14 @@ from smtlib.bleu.replicas import (
 from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
 from smtlib.io import read_lines
+from tests.support.bleu_reference import random_stats_rows
 
 EXAMPLE = "multeval-example"
 LAYOUT = Layout.of(["bleu", "length"])
 NONE = BleuSettings(tokenize="none")
 
 
-def _stats(rng, n_rep, n):
-    """BLEU statistics rows ``(n_rep, n, 10)`` of a random system (as in test_compare.py)."""
-    hyp = rng.integers(5, 12, size=(n_rep, n))
-    matches = np.stack([np.minimum(hyp - k, rng.integers(0, 10, size=hyp.shape)).clip(0) for k in range(4)], axis=-1)
-    totals = np.stack([(hyp - k).clip(0) for k in range(4)], axis=-1)
-    ref = np.broadcast_to(rng.integers(5, 12, size=n), hyp.shape)
-    return np.concatenate([hyp[..., None], ref[..., None], matches, totals], axis=-1).astype(float)
+_stats = random_stats_rows
 
 
 def _result(name, p):
