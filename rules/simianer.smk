@@ -5,7 +5,8 @@
 #       -- results/simianer_table2.tsv results/figures/simianer_epochs.png
 #
 # Stages (config `simianer:`; every command is `smtlib sgd ...`, `smtlib train ...`, `smtlib decode`):
-#   1. the pair's prepared corpus (rules/system.smk's work dir) is split into `shards` random shards;
+#   1. the pair's prepared corpus (rules/system.smk's work dir) is split into `shards` random shards
+#      (the split's seed: simianer.seed for the table, simianer.replicas.seeds for replicas);
 #   2. jackknifing: per fold (shard z is in fold z mod folds) a work dir without the fold's sentences,
 #      its phrase tables, LMs (simianer.fold_lms; else the full corpus's) and medium model (the alignment
 #      is shared: smtlib/system/jackknife.py);
@@ -16,8 +17,9 @@
 #      from the epoch's start (zero at epoch 1); then a mixing / selection job;
 #      devtest BLEU of every epoch's returned vector; the epoch chosen on devtest; test BLEU;
 #   5. results/simianer_table2.tsv (with approximate randomization) and the per-epoch figure.
-# A run directory is results/simianer/{pair}/{fgroup}/{algo}-{tdata}; Algorithm 1 ("sgd") tunes on the
-# dev set as one shard with the full model, the others on the training shards.
+# A run directory is results/simianer/{pair}/{fgroup}/{algo}-{tdata}/split{seed}; Algorithm 1 ("sgd")
+# tunes on the dev set as one shard with the full model, the others on the training shards of the split
+# (results/simianer/{pair}/split{seed}: shards, folds, fold models).
 
 
 # ---------------------------------------------------------------- targets
@@ -36,14 +38,12 @@ rule simianer_shards:
         src=sim_shard_files("src"),
         ref=sim_shard_files("ref"),
         ids=sim_shard_files("ids"),
-    params:
-        seed=SIM["seed"],
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/shards.log",
+        "logs/simianer/{pair}/split{split}/shards.log",
     shell:
-        "smtlib sgd shards --corpus-src {input.src} --corpus-tgt {input.tgt} --seed {params.seed} "
+        "smtlib sgd shards --corpus-src {input.src} --corpus-tgt {input.tgt} --seed {wildcards.split} "
         "--shard-src {output.src} --shard-ref {output.ref} --shard-ids {output.ids} > {log} 2>&1"
 
 
@@ -68,7 +68,7 @@ rule simianer_fold_work:
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/folds/f{fold}/work.log",
+        sim_fold_log("work.log"),
     resources:
         mem_mb=1000,
     shell:
@@ -93,9 +93,9 @@ rule simianer_fold_phrases0:
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/folds/f{fold}/phrases.0.log",
+        sim_fold_log("phrases.0.log"),
     benchmark:
-        "results/benchmarks/simianer/{pair}/folds/f{fold}/phrases.0.tsv"
+        sim_fold_benchmark("phrases.0.tsv")
     resources:
         mem_mb=3000,
     shell:
@@ -120,9 +120,9 @@ rule simianer_fold_phrases1:
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/folds/f{fold}/phrases.1.log",
+        sim_fold_log("phrases.1.log"),
     benchmark:
-        "results/benchmarks/simianer/{pair}/folds/f{fold}/phrases.1.tsv"
+        sim_fold_benchmark("phrases.1.tsv")
     resources:
         mem_mb=3000,
     shell:
@@ -142,9 +142,9 @@ rule simianer_fold_lm:
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/folds/f{fold}/lm.{index}.log",
+        sim_fold_log("lm.{index}.log"),
     benchmark:
-        "results/benchmarks/simianer/{pair}/folds/f{fold}/lm.{index}.tsv"
+        sim_fold_benchmark("lm.{index}.tsv")
     resources:
         mem_mb=2000,
     shell:
@@ -175,9 +175,9 @@ rule simianer_fold_assemble:
     conda:
         "../envs/smtlib.yaml"
     log:
-        "logs/simianer/{pair}/folds/f{fold}/assemble.log",
+        sim_fold_log("assemble.log"),
     benchmark:
-        "results/benchmarks/simianer/{pair}/folds/f{fold}/assemble.tsv"
+        sim_fold_benchmark("assemble.tsv")
     resources:
         mem_mb=3000,
     shell:
@@ -350,20 +350,23 @@ rule simianer_test:
 rule simianer_table:
     input:
         runs=sim_table_inputs,
+        baselines=sim_baseline_inputs,
         ref=sim_table_refs,
     output:
         "results/simianer_table2.tsv",
     params:
         runs=sim_run_options,
+        baselines=sim_baseline_options,
         trials=SIM["ar_trials"],
         seed=SIM["seed"],
+        bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"
     log:
         "logs/simianer/table2.log",
     shell:
-        "smtlib sgd table --run {params.runs} --test-refs {input.ref} --trials {params.trials} "
-        "--seed {params.seed} --out {output} > {log} 2>&1"
+        "smtlib sgd table --run {params.runs} {params.baselines} --test-refs {input.ref} --trials {params.trials} "
+        "--seed {params.seed} {params.bleu} --out {output} > {log} 2>&1"
 
 
 rule simianer_plot:
@@ -387,4 +390,5 @@ wildcard_constraints:
     tdata="dev|train",
     epoch=r"[1-9]\d*",
     fold=r"\d+",
-    model=r"full|f\d+",
+    model=r"full|split\d+/f\d+",
+    split=r"\d+",

@@ -3,7 +3,11 @@
 
 SIM = config["simianer"]
 SIM_ROOT = "results/simianer/{pair}"
-SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}"
+# Everything that depends on the random shard split (its seed): the shards, the jackknife folds and
+# their models. A run directory carries the split it trained on (Algorithm 1 on dev has no random
+# choice: its runs sit under the configured split only).
+SIM_SPLIT = "results/simianer/{pair}/split{split}"
+SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}/split{split}"
 
 
 # ---------------------------------------------------------------- helpers
@@ -11,16 +15,25 @@ SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}"
 
 def sim_shard_files(ext):
     """The ``ext`` file ("src", "ref" or "ids") of every training shard, in shard order."""
-    return [f"{SIM_ROOT}/shards/shard{z}.{ext}" for z in range(SIM["shards"])]
+    return [f"{SIM_SPLIT}/shards/shard{z}.{ext}" for z in range(SIM["shards"])]
 
 
 def sim_fold_path(name):
-    """A file of jackknife fold f{fold}: its work files ("work/...") and medium model ("medium/...")."""
-    return f"{SIM_ROOT}/folds/f{{fold}}/{name}"
+    """A file of jackknife fold f{fold} of a split: its work files ("work/...") and medium model
+    ("medium/...")."""
+    return f"{SIM_SPLIT}/folds/f{{fold}}/{name}"
+
+
+def sim_fold_log(name):
+    return f"logs/{SIM_SPLIT.removeprefix('results/')}/folds/f{{fold}}/{name}"
+
+
+def sim_fold_benchmark(name):
+    return f"results/benchmarks/{SIM_SPLIT.removeprefix('results/')}/folds/f{{fold}}/{name}"
 
 
 def sim_models_path(name):
-    """A file of a feature group's model: the full-corpus (model "full") or a fold's ("f{k}")."""
+    """A file of a feature group's model: the full-corpus (model "full") or a fold's ("split{s}/f{k}")."""
     return f"{SIM_ROOT}/models/{{model}}/{{fgroup}}/{name}"
 
 
@@ -58,8 +71,21 @@ def sim_runs():
     return [(r["algorithm"], r["data"], g) for r in SIM["runs"] for g in r["groups"]]
 
 
-def sim_run_dir(algo, tdata, fgroup):
-    return f"results/simianer/{SIM['pair']}/{fgroup}/{algo}-{tdata}"
+def sim_replica_runs():
+    """(algorithm, data, group, split seed) of every replica: the configured runs again on the shard
+    splits of ``simianer.replicas.seeds``."""
+    replicas = SIM.get("replicas") or {}
+    return [
+        (r["algorithm"], r["data"], g, seed)
+        for seed in replicas.get("seeds", [])
+        for r in replicas.get("runs", [])
+        for g in r["groups"]
+    ]
+
+
+def sim_run_dir(algo, tdata, fgroup, split=None):
+    split = SIM["seed"] if split is None else split
+    return SIM_RUN.format(pair=SIM["pair"], fgroup=fgroup, algo=algo, tdata=tdata, split=split)
 
 
 def _sim_check_config():
@@ -70,6 +96,25 @@ def _sim_check_config():
                 f"config: simianer run {algo} on {tdata}: Algorithm 1 (sgd) tunes on dev, "
                 "the distributed algorithms (mixsgd, itermixsgd, iterselsgd) on the training shards"
             )
+    configured = set(sim_runs())
+    for algo, tdata, fgroup, seed in sim_replica_runs():
+        if (algo, tdata, fgroup) not in configured:
+            raise ValueError(
+                f"config: simianer replica {algo} on {tdata} with {fgroup} is not a run of simianer.runs"
+            )
+        if tdata == "dev":
+            raise ValueError(
+                f"config: simianer replica {algo} on dev: Algorithm 1 on the dev set has no random "
+                "choice (no shard split), so every replica would repeat the same bytes"
+            )
+        if seed == SIM["seed"]:
+            raise ValueError(f"config: simianer.replicas.seeds repeats the table's split seed {seed}")
+    baseline = SIM["batch_baseline"]
+    if baseline and (baseline not in list_tuners() or input_kind(baseline) != "kbest"):
+        raise ValueError(
+            f"config: simianer.batch_baseline {baseline!r} is not a tuner of k-best lists "
+            "(smtlib tune --list)"
+        )
     tests = test_sets(SIM["pair"])
     for key in ("devtest", "test"):
         if SIM[key] not in tests:
@@ -82,7 +127,8 @@ _sim_check_config()
 
 
 def sim_model(pair, model, fgroup):
-    """model.yaml of the full-corpus (model "full") or a fold's ("f{k}") model of a feature group."""
+    """model.yaml of the full-corpus (model "full") or a fold's ("split{s}/f{k}") model of a feature
+    group."""
     if sim_group_templates(fgroup):
         return sim_models_path("model.yaml").format(
             pair=pair, model=model, fgroup=fgroup
@@ -91,12 +137,11 @@ def sim_model(pair, model, fgroup):
 
 
 def sim_medium_model(pair, model):
-    """model.yaml of the full-corpus (model "full") or a fold's ("f{k}") medium model."""
+    """model.yaml of the full-corpus (model "full") or a fold's ("split{s}/f{k}") medium model."""
     if model == "full":
         return model_dir(pair, "medium", "model.yaml")
-    return sim_fold_path("medium/model.yaml").format(
-        pair=pair, fold=model.removeprefix("f")
-    )
+    split, fold = model.removeprefix("split").split("/f")
+    return sim_fold_path("medium/model.yaml").format(pair=pair, split=split, fold=fold)
 
 
 def sim_medium_of(wildcards):
@@ -108,7 +153,7 @@ def sim_fold_lm_files(wildcards, ext):
     """A fold's own LM files (LM0, LM1 of the medium set) when simianer.fold_lms, else none."""
     if not SIM["fold_lms"]:
         return []
-    root = SIM_ROOT.format(pair=wildcards.pair)
+    root = SIM_SPLIT.format(pair=wildcards.pair, split=wildcards.split)
     return [
         f"{root}/folds/f{wildcards.fold}/lm/lm.{k}.{ext}"
         for k in FEATURE_SETS["medium"].indices()
@@ -139,7 +184,7 @@ def sim_shard_model(wildcards):
     if wildcards.tdata == "dev":
         return sim_full_model(wildcards)
     fold = int(wildcards.shard) % sim_folds()
-    return sim_model(wildcards.pair, f"f{fold}", wildcards.fgroup)
+    return sim_model(wildcards.pair, f"split{wildcards.split}/f{fold}", wildcards.fgroup)
 
 
 def sim_run_of(wildcards):
@@ -166,18 +211,18 @@ def sim_shard_start(wildcards):
 def sim_shard_src(wildcards):
     if wildcards.tdata == "dev":
         return data_path(wildcards.pair, "dev.src")
-    return f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{wildcards.shard}.src"
+    return f"{SIM_SPLIT.format(pair=wildcards.pair, split=wildcards.split)}/shards/shard{wildcards.shard}.src"
 
 
 def sim_shard_ref(wildcards):
     if wildcards.tdata == "dev":
         return data_path(wildcards.pair, "dev.ref")
-    return f"{SIM_ROOT.format(pair=wildcards.pair)}/shards/shard{wildcards.shard}.ref"
+    return f"{SIM_SPLIT.format(pair=wildcards.pair, split=wildcards.split)}/shards/shard{wildcards.shard}.ref"
 
 
 def sim_fold_ids(wildcards):
     """The .ids files of the shards of fold f{fold} (left out of its phrase tables)."""
-    ids = [f.format(pair=wildcards.pair) for f in sim_shard_files("ids")]
+    ids = [f.format(pair=wildcards.pair, split=wildcards.split) for f in sim_shard_files("ids")]
     return [
         path for z, path in enumerate(ids) if z % sim_folds() == int(wildcards.fold)
     ]
@@ -236,16 +281,54 @@ def sim_test_ref(wildcards):
     return data_path(wildcards.pair, f"test.{SIM['test']}.ref")
 
 
+def sim_table_runs():
+    """(algorithm, data, group, run directory) of the table's runs, then of their replicas."""
+    return [(a, d, g, sim_run_dir(a, d, g)) for a, d, g in sim_runs()] + [
+        (a, d, g, sim_run_dir(a, d, g, seed)) for a, d, g, seed in sim_replica_runs()
+    ]
+
+
 def sim_table_inputs(wildcards):
     return [
-        f"{sim_run_dir(a, d, g)}/{name}"
-        for a, d, g in sim_runs()
+        f"{run}/{name}"
+        for _, _, _, run in sim_table_runs()
         for name in ("chosen.json", "test.bleu.json", "test.out")
     ]
 
 
+def sim_baseline_runs():
+    """The run directories of simianer.batch_baseline (the tables' protocol on the full medium system)."""
+    method = SIM["batch_baseline"]
+    if not method:
+        return []
+    return [
+        run_dir(SIM["pair"], "medium", method, "default", sample)
+        for sample in range(config["subsample"]["count"] + 1)
+    ]
+
+
 def sim_run_options(wildcards):
-    return " ".join(f"{a}:{d}:{g}={sim_run_dir(a, d, g)}" for a, d, g in sim_runs())
+    """`--run` items of `smtlib sgd table`/`plot`: a name given twice has replicas."""
+    return " ".join(f"{a}:{d}:{g}={run}" for a, d, g, run in sim_table_runs())
+
+
+def sim_baseline_options(wildcards):
+    runs = sim_baseline_runs()
+    if not runs:
+        return ""
+    name = f"{SIM['batch_baseline']}:dev:default"
+    return (
+        f"--devtest-name {SIM['devtest']} --test-name {SIM['test']} --baseline "
+        + " ".join(f"{name}={run}" for run in runs)
+    )
+
+
+def sim_baseline_inputs(wildcards):
+    return [
+        f"{run}/{name}"
+        for run in sim_baseline_runs()
+        for name in ("summary.json", "best.weights", f"test.{SIM['test']}.1best")
+    ]
 
 
 def sim_table_refs(wildcards):

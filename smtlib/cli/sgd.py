@@ -13,7 +13,7 @@ for a workflow that runs each shard of each epoch as its own job (``rules/simian
   smtlib sgd mix --algorithm itermixsgd --shard-weights ep3/shard*.weights [--state ep2/mix.json] \\
       --out ep3/weights --next ep3/next.weights --state-out ep3/mix.json [--k K | --k-fraction F]
   smtlib sgd choose --epochs ep1 ep2 ... --out chosen.weights --info chosen.json
-  smtlib sgd table --run NAME=DIR ... --test-refs REF --out table.tsv [--trials N --seed S]
+  smtlib sgd table --run NAME=DIR ... --test-refs REF --out table.tsv [--baseline NAME=DIR ...] [--trials N --seed S]
   smtlib sgd plot --run NAME=DIR ... --out epochs.png
 
 One epoch of one shard is ``pass``: Algorithm 1's inner loop over the shard, decoding each sentence
@@ -125,9 +125,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR",
                    help="run directories (chosen.json, test.bleu.json, test.out)")
     p.add_argument("--test-refs", required=True, help="test references (for the significance test)")
+    p.add_argument("--baseline", nargs="+", default=[], metavar="METHOD:dev:GROUP=DIR",
+                   help="batch tuning runs of the tables' workflow on the same system (the paper's MIRA row); "
+                        "a name given more than once has replicas")
+    p.add_argument("--devtest-name", default="test2016", help="the baselines' devtest set (default test2016)")
+    p.add_argument("--test-name", default="test2017", help="the baselines' test set (default test2017)")
     p.add_argument("--trials", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
     p.add_argument("--seed", type=integer_at_least(0), default=1)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--boot-samples", type=integer_at_least(2), default=1000,
+                   help="bootstrap resamples of s_sel for runs with replicas (default 1000)")
+    add_bleu_options(p)
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("plot", help="active features and devtest BLEU per epoch")
@@ -206,7 +214,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "table":
         from smtlib.report.simianer import write_table2
 
-        rows = write_table2(args.run, args.test_refs, args.out, trials=args.trials, seed=args.seed, alpha=args.alpha)
+        rows = write_table2(args.run, args.test_refs, args.out, trials=args.trials, seed=args.seed, alpha=args.alpha,
+                            settings=bleu_settings(args), boot_samples=args.boot_samples, baselines=args.baseline,
+                            devtest=args.devtest_name, test=args.test_name)
         print(f"wrote {args.out}: {rows} rows", file=sys.stderr)
     elif args.action == "plot":
         from smtlib.report.simianer import plot_epochs

@@ -16,11 +16,14 @@ import re
 import numpy as np
 
 from smtlib.bleu.randomization import approximate_randomization
+from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.references import read_references
+from smtlib.bleu.replicas import Layout, selection_sd
 from smtlib.bleu.stats import BleuSettings, compute_stats
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json, read_lines
 from smtlib.report.figures import pyplot, save_figure
+from smtlib.weights import read_weights
 from smtlib.tuners.sgd_mixing import ALGORITHMS
 
 
@@ -35,24 +38,91 @@ def parse_runs(items: list[str]) -> list[tuple[str, str, str, str]]:
     return runs
 
 
-def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed: int, alpha: float) -> int:
-    """Write Table 2's rows of the ``ALGORITHM:DATA:GROUP=DIR`` runs to ``out``; returns the row count."""
-    refs = read_references([test_refs])
-    settings = BleuSettings(tokenize="none")
-    runs = parse_runs(runs)
-    rows, stats = [], []
+def group_runs(runs: list[tuple[str, str, str, str]]) -> dict[tuple[str, str, str], list[str]]:
+    """(algorithm, data, group) -> its run directories, in the order given: a name given more than once
+    has replicas (the same run on other shard splits); its first directory is the table's run."""
+    grouped: dict[tuple[str, str, str], list[str]] = {}
     for algorithm, data, group, directory in runs:
-        chosen = read_json(os.path.join(directory, "chosen.json"), "chosen epoch")
-        test = read_json(os.path.join(directory, "test.bleu.json"), "test BLEU")
-        hyps = read_lines(os.path.join(directory, "test.out"), what="test translations", allow_empty=True)
-        if len(hyps) != len(refs[0]):
-            raise InputError(f"{len(hyps)} test translations for {len(refs[0])} references",
-                             os.path.join(directory, "test.out"))
-        stats.append(compute_stats(hyps, np.arange(len(hyps)), refs, settings))
-        epoch = chosen["epochs"][chosen["chosen_epoch"] - 1]
-        rows.append({"algorithm": algorithm, "tuning_data": data, "features": group,
-                     "n_features": epoch["nonzero_features"], "devtest_bleu": epoch["devtest_bleu"],
-                     "test_bleu": float(test["score"]), "chosen_epoch": chosen["chosen_epoch"]})
+        grouped.setdefault((algorithm, data, group), []).append(directory)
+    return grouped
+
+
+def _test_outputs(path: str, n_refs: int) -> list[str]:
+    hyps = read_lines(path, what="test translations", allow_empty=True)
+    if len(hyps) != n_refs:
+        raise InputError(f"{len(hyps)} test translations for {n_refs} references", path)
+    return hyps
+
+
+def _sgd_run(directory: str) -> dict:
+    """The chosen epoch of a run of ``rules/simianer.smk``, its devtest and test BLEU, its test output."""
+    chosen = read_json(os.path.join(directory, "chosen.json"), "chosen epoch")
+    test = read_json(os.path.join(directory, "test.bleu.json"), "test BLEU")
+    epoch = chosen["epochs"][chosen["chosen_epoch"] - 1]
+    return {"n_features": epoch["nonzero_features"], "devtest_bleu": epoch["devtest_bleu"],
+            "test_bleu": float(test["score"]), "chosen_epoch": chosen["chosen_epoch"],
+            "test_bleu_file": os.path.join(directory, "test.bleu.json"), "directory": directory}
+
+
+def _batch_run(directory: str, devtest: str, test: str) -> dict:
+    """A tuning run of the tables' workflow (``results/tune/...``) in a row of Table 2: the weights it
+    kept (its best dev iteration, shown as the chosen epoch), their devtest and test BLEU, test output."""
+    summary = read_json(os.path.join(directory, "summary.json"), "run summary")
+    tests = summary.get("tests", {})
+    for name in (devtest, test):
+        if name not in tests:
+            raise InputError(f"the run has no test set {name!r} (it has {', '.join(tests) or 'none'})",
+                             os.path.join(directory, "summary.json"))
+    weights = read_weights(os.path.join(directory, "best.weights"))
+    return {"n_features": sum(1 for value in weights.values() if value != 0), "devtest_bleu": float(tests[devtest]),
+            "test_bleu": float(tests[test]), "chosen_epoch": int(summary["best_iteration"]),
+            "test_bleu_file": os.path.join(directory, f"test.{test}.bleu.json"), "directory": directory,
+            "test_out": os.path.join(directory, f"test.{test}.1best")}
+
+
+def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed: int, alpha: float,
+                 settings: BleuSettings | None = None, boot_samples: int = 1000,
+                 baselines: list[str] = (), devtest: str = "test2016", test: str = "test2017") -> int:
+    """Write Table 2's rows of the ``ALGORITHM:DATA:GROUP=DIR`` runs to ``out``; returns the row count.
+
+    The significance tests score the test outputs with ``settings`` (give the ones ``test.bleu.json``
+    was scored with, so that the tests are about the BLEU the table shows). A run named more than once
+    has replicas: its row is the first directory's; ``replicas``, ``test_mean``, ``test_s_sel`` and
+    ``test_s_opt`` summarize all of them (:mod:`smtlib.bleu.replicas`, as ``smtlib compare``).
+
+    ``baselines`` (``METHOD:dev:GROUP=DIR``) are batch tuning runs of the tables' workflow on the same
+    system, the paper's MIRA row: their row shows the kept iteration as the chosen epoch and the
+    ``devtest``/``test`` sets' BLEU from their ``summary.json``; repeated names are replicas (the
+    tables' dev sub-samples). They enter the p-values of their feature group, not the raised
+    algorithm numbers (those are the paper's Algorithms 1-4).
+    """
+    refs = read_references([test_refs])
+    settings = settings or BleuSettings(tokenize="none")
+    layout = Layout.of(["bleu"])
+    rows, stats = [], []
+    named = [(name, [_sgd_run(d) for d in dirs]) for name, dirs in group_runs(parse_runs(runs)).items()]
+    named += [(name, [_batch_run(d, devtest, test) for d in dirs])
+              for name, dirs in group_runs(parse_runs(list(baselines))).items()]
+    for (algorithm, data, group), replicas in named:
+        first = replicas[0]
+        outputs = [_test_outputs(r.get("test_out") or os.path.join(r["directory"], "test.out"), len(refs[0]))
+                   for r in replicas]
+        stats.append(compute_stats(outputs[0], np.arange(len(outputs[0])), refs, settings))
+        rescored = 100 * corpus_bleu_from_stats(stats[-1].sum(axis=0))
+        if abs(rescored - first["test_bleu"]) > 0.005:
+            raise InputError(f"the test output scores {rescored:.2f} BLEU with these settings, the run says "
+                             f"{first['test_bleu']:.2f}: give the BLEU settings the run was scored with",
+                             first["test_bleu_file"])
+        row = {"algorithm": algorithm, "tuning_data": data, "features": group,
+               **{key: first[key] for key in ("n_features", "devtest_bleu", "test_bleu", "chosen_epoch")},
+               "replicas": len(replicas), "test_mean": "-", "test_s_sel": "-", "test_s_opt": "-"}
+        if len(replicas) > 1:
+            replica_rows = np.stack([layout.rows(hyps, refs, settings) for hyps in outputs])
+            scores = layout.score(replica_rows.sum(axis=1))[:, 0] * 100
+            s_sel = selection_sd(replica_rows, layout.score, samples=boot_samples, seed=seed)[0] * 100
+            row.update(test_mean=f"{scores.mean():.2f}", test_s_sel=f"{s_sel:.2f}",
+                       test_s_opt=f"{scores.std(ddof=1):.2f}")
+        rows.append(row)
     number = {a: str(i + 1) for i, a in enumerate(ALGORITHMS)}
     for i, row in enumerate(rows):
         beaten = []  # Table 2's raised numbers: other algorithms of the same group, p < alpha
@@ -62,7 +132,7 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
                 continue
             _, p = approximate_randomization(stats[i], stats[j], trials=trials, seed=seed)
             p_values[f"{other['algorithm']}-{other['tuning_data']}"] = round(p, 4)
-            if p < alpha:
+            if p < alpha and other["algorithm"] in number:
                 beaten.append(number[other["algorithm"]])
         row["significant_vs"] = ",".join(sorted(set(beaten))) or "-"
         row["p_values"] = json.dumps(p_values, sort_keys=True)
@@ -77,7 +147,8 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
             _, p = approximate_randomization(stats[i], stats[best], trials=trials, seed=seed)
             row["vs_best_group"] = ("dagger " if p < alpha else "") + f"p={p:.4f}"
     columns = ["algorithm", "tuning_data", "features", "n_features", "devtest_bleu", "test_bleu",
-               "chosen_epoch", "significant_vs", "vs_best_group", "p_values"]
+               "chosen_epoch", "significant_vs", "vs_best_group", "p_values",
+               "replicas", "test_mean", "test_s_sel", "test_s_opt"]
     with atomic_output(out) as fh:
         fh.write("\t".join(columns) + "\n")
         for row in rows:
@@ -91,7 +162,7 @@ def plot_epochs(runs: list[str], out: str) -> None:
     from matplotlib.ticker import MaxNLocator
 
     plt = pyplot()
-    runs = parse_runs(runs)
+    runs = [(a, d, g, dirs[0]) for (a, d, g), dirs in group_runs(parse_runs(runs)).items()]
     fig, (ax_f, ax_b) = plt.subplots(1, 2, figsize=(11, 4))
     for algorithm, data, group, directory in runs:
         chosen = read_json(os.path.join(directory, "chosen.json"), "chosen epoch")

@@ -10,6 +10,7 @@ import json
 import re
 
 import numpy as np
+import sacrebleu
 import pytest
 
 from smtlib.bleu.corpus import bleu_from_stats
@@ -293,19 +294,28 @@ def test_mix_and_choose_commands(tmp_path, cli):
     assert r.returncode == 2 and "one shard" in r.stderr and not (tmp_path / "x").exists()
 
 
+TABLE_REFS = ["a man rides a red bike down the street ."] * 30 + ["two dogs play in the green grass ."] * 30
+
+
+def _table_run(directory, hyps, *, lowercase=False):
+    """A run directory of `smtlib sgd table`: test.out, its sacrebleu BLEU, one chosen epoch."""
+    directory.mkdir()
+    (directory / "test.out").write_text("\n".join(hyps) + "\n")
+    bleu = sacrebleu.corpus_bleu(hyps, [TABLE_REFS], tokenize="none", lowercase=lowercase).score
+    (directory / "test.bleu.json").write_text(json.dumps({"score": bleu}))
+    (directory / "chosen.json").write_text(json.dumps({"chosen_epoch": 1, "epochs": [
+        {"epoch": 1, "devtest_bleu": 20.0, "nonzero_features": 18, "features_in_shards": 18}]}))
+    return directory
+
+
 def test_table_command_rows_and_significance(tmp_path, cli):
-    refs = ["a man rides a red bike down the street ."] * 30 + ["two dogs play in the green grass ."] * 30
+    refs = TABLE_REFS
     (tmp_path / "test.ref").write_text("\n".join(refs) + "\n")
     good, bad = refs, ["a man ."] * 60
     runs = []
-    for name, algo, data, hyps, bleu in (("r1", "sgd", "dev", good, 100.0), ("r3", "itermixsgd", "train", bad, 1.0),
-                                         ("r4", "itermixsgd", "train", good, 100.0)):
-        d = tmp_path / name
-        d.mkdir()
-        (d / "test.out").write_text("\n".join(hyps) + "\n")
-        (d / "test.bleu.json").write_text(json.dumps({"score": bleu}))
-        (d / "chosen.json").write_text(json.dumps({"chosen_epoch": 1, "epochs": [
-            {"epoch": 1, "devtest_bleu": 20.0, "nonzero_features": 18, "features_in_shards": 18}]}))
+    for name, algo, data, hyps in (("r1", "sgd", "dev", good), ("r3", "itermixsgd", "train", bad),
+                                   ("r4", "itermixsgd", "train", good)):
+        d = _table_run(tmp_path / name, hyps)
         group = "id" if name == "r4" else "default"
         runs.append(f"{algo}:{data}:{group}={d}")
     r = cli("sgd", "table", "--run", *runs, "--test-refs", tmp_path / "test.ref", "--trials", "200",
@@ -319,3 +329,60 @@ def test_table_command_rows_and_significance(tmp_path, cli):
     assert table[2]["significant_vs"] == "-"  # alone in its group
     # Algorithm 3: the id group is the best of its groups, default is significantly worse (dagger)
     assert table[2]["vs_best_group"] == "best" and table[1]["vs_best_group"].startswith("dagger")
+
+
+def test_table_replicas_give_mean_s_sel_and_s_opt(tmp_path, cli):
+    (tmp_path / "test.ref").write_text("\n".join(TABLE_REFS) + "\n")
+    outputs = [TABLE_REFS[:50] + ["a man ."] * 10, TABLE_REFS[:40] + ["a man ."] * 20, TABLE_REFS[:55] + ["two ."] * 5]
+    dirs = [_table_run(tmp_path / f"s{i}", hyps) for i, hyps in enumerate(outputs)]
+    r = cli("sgd", "table", "--run", *(f"itermixsgd:train:default={d}" for d in dirs), "--test-refs",
+            tmp_path / "test.ref", "--trials", "100", "--boot-samples", "200", "--tokenize", "none",
+            "--out", tmp_path / "t.tsv")
+    assert r.returncode == 0, r.stderr
+    header, *rows = [line.split("\t") for line in (tmp_path / "t.tsv").read_text().splitlines()]
+    assert len(rows) == 1  # one row per run name; its numbers are the first directory's
+    row = dict(zip(header, rows[0]))
+    scores = [sacrebleu.corpus_bleu(h, [TABLE_REFS], tokenize="none").score for h in outputs]
+    assert row["replicas"] == "3" and row["test_bleu"] == f"{scores[0]:.2f}"
+    assert row["test_mean"] == f"{np.mean(scores):.2f}" and row["test_s_opt"] == f"{np.std(scores, ddof=1):.2f}"
+    assert float(row["test_s_sel"]) > 0
+
+
+def test_table_refuses_bleu_settings_other_than_the_runs(tmp_path, cli):
+    """The significance tests must be about the BLEU the table shows: a run scored lowercased is refused
+    when the table is asked for cased BLEU."""
+    (tmp_path / "test.ref").write_text("\n".join(TABLE_REFS) + "\n")
+    d = _table_run(tmp_path / "r", [line.upper() for line in TABLE_REFS[:30]] + TABLE_REFS[30:], lowercase=True)
+    args = ("sgd", "table", "--run", f"sgd:dev:default={d}", "--test-refs", tmp_path / "test.ref",
+            "--trials", "10", "--tokenize", "none", "--out", tmp_path / "t.tsv")
+    r = cli(*args)
+    assert r.returncode == 2 and "give the BLEU settings the run was scored with" in r.stderr
+    assert not (tmp_path / "t.tsv").exists()
+    assert cli(*args, "--lowercase").returncode == 0
+
+
+def test_table_baseline_rows_come_from_the_tables_runs(tmp_path, cli):
+    """The paper's MIRA row: runs of the tables' workflow (summary.json, best.weights, test.SET.1best),
+    their kept iteration as the chosen epoch, replicas summarized, p-values against the same group."""
+    (tmp_path / "test.ref").write_text("\n".join(TABLE_REFS) + "\n")
+    sgd = _table_run(tmp_path / "sgd", TABLE_REFS[:45] + ["a man ."] * 15)
+    baselines = []
+    for i, hyps in enumerate((TABLE_REFS[:50] + ["a man ."] * 10, TABLE_REFS[:52] + ["two ."] * 8)):
+        d = tmp_path / f"kb{i}"
+        d.mkdir()
+        (d / "test.test2017.1best").write_text("\n".join(hyps) + "\n")
+        bleu = sacrebleu.corpus_bleu(hyps, [TABLE_REFS], tokenize="none").score
+        (d / "summary.json").write_text(json.dumps({"best_iteration": 7 + i, "tests": {"test2016": 30.5, "test2017": bleu}}))
+        (d / "best.weights").write_text("LM0 0.5\nWordPenalty -0.2\nTM0_0 0\n")
+        baselines.append(f"kbmira:dev:default={d}")
+    r = cli("sgd", "table", "--run", f"sgd:dev:default={sgd}", "--baseline", *baselines, "--test-refs",
+            tmp_path / "test.ref", "--trials", "100", "--boot-samples", "50", "--tokenize", "none", "--out", tmp_path / "t.tsv")
+    assert r.returncode == 0, r.stderr
+    header, *rows = [line.split("\t") for line in (tmp_path / "t.tsv").read_text().splitlines()]
+    sgd_row, kb_row = (dict(zip(header, row)) for row in rows)
+    assert kb_row["algorithm"] == "kbmira" and kb_row["chosen_epoch"] == "7" and kb_row["n_features"] == "2"
+    assert kb_row["devtest_bleu"] == "30.50" and kb_row["replicas"] == "2"
+    assert "kbmira-dev" in json.loads(sgd_row["p_values"]) and "sgd-dev" in json.loads(kb_row["p_values"])
+    r = cli("sgd", "table", "--run", f"sgd:dev:default={sgd}", "--baseline", baselines[0], "--test-name", "test",
+            "--test-refs", tmp_path / "test.ref", "--tokenize", "none", "--out", tmp_path / "t2.tsv")
+    assert r.returncode == 2 and "has no test set 'test'" in r.stderr
