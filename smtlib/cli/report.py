@@ -379,6 +379,17 @@ def cmd_cmira(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish_simianer(args: argparse.Namespace) -> int:
+    from smtlib.report.publish_simianer import publish_simianer
+
+    method = None if args.batch_method == "none" else args.batch_method
+    done = publish_simianer(args.workdir, args.pair, args.out, command=args.run_command or "", batch_method=method)
+    print(f"smtlib report publish-simianer: {done['finished']} finished sharded runs, {done['baseline']} batch runs, "
+          f"{done['unfinished']} started and unfinished, table files: {', '.join(done['tables']) or 'none yet'}, "
+          f"weights left out: {len(done['heavy'])} (commit {done['commit'][:12]})", file=sys.stderr)
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
@@ -521,6 +532,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="settings of a side experiment in --tables-workdir that no table reads (e.g. shards=2): "
                         "its runs are neither checked against the published runs nor counted in costs.tsv")
     p.set_defaults(_action=cmd_publish)
+
+    p = sub.add_parser("publish-simianer", help="a run of Simianer et al.'s Table 2: finished runs, table, findings, "
+                                                 "costs and commit, for the repository")
+    p.add_argument("--workdir", required=True, help="the directory snakemake ran in (a git checkout)")
+    p.add_argument("--pair", default="de-en", help="the pair of config simianer.pair (default de-en)")
+    p.add_argument("--out", required=True, help="output directory, e.g. docs/results/simianer_table2")
+    p.add_argument("--command", dest="run_command", help="the snakemake command that produced the run (recorded)")
+    p.add_argument("--batch-method", default="kbmira",
+                   help="config simianer.batch_baseline: the batch tuner whose medium runs are published "
+                        "(default kbmira; 'none' for no such row)")
+    p.set_defaults(_action=cmd_publish_simianer)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")
     p.add_argument("--dims", type=integer_at_least(1), nargs="+", help="feature dimensions (default: H&M's, 10 .. 1000)")

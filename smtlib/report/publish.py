@@ -206,8 +206,7 @@ def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
                   if (relative not in own or own[relative].read_bytes() != path.read_bytes())
                   and benchmark_setting(relative) not in side_settings
                   and not _first_job_of(relative, side_sets)]
-    totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
-                                                   "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
+    jobs = []
     for relative, path in files:
         rule = benchmark_rule(relative)
         if rule is None:
@@ -215,6 +214,15 @@ def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
         fs = benchmark_feature_set(relative)
         if feature_sets is not None and fs is not None and fs not in feature_sets:
             continue
+        jobs.append((rule, path))
+    return sum_costs(jobs)
+
+
+def sum_costs(jobs: Sequence[tuple[str, pathlib.Path]]) -> list[dict]:
+    """Per rule, the totals of ``format_costs`` over ``(rule, benchmark file)`` jobs, sorted by rule."""
+    totals: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu_h": 0.0, "wall_h": 0.0, "max_rss_mb": 0.0,
+                                                   "max_wall_s": 0.0, "max_cpu_s": 0.0, "cpu_extrapolated_h": 0.0})
+    for rule, path in jobs:
         b = read_benchmark(path)
         t = totals[rule]
         t["jobs"] += 1

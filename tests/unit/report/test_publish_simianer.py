@@ -1,0 +1,102 @@
+"""``smtlib report publish-simianer``: a Simianer Table 2 run's finished runs, costs and commit."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from smtlib.report.publish_simianer import publish_simianer, simianer_costs, simianer_rule
+from tests.unit.report.test_publish import _bench, _checkout, _run
+
+SIM = "results/simianer/fr-en"
+
+
+def _sgd_run(base, group, run, split, finished, weights="LM0_0 0.5\nWordPenalty0_0 -1.25\nid:a|b 0\n"):
+    d = base / SIM / group / run / f"split{split}"
+    (d / "ep1").mkdir(parents=True)
+    (d / "chosen.json").write_text(json.dumps({"chosen_epoch": 1, "epochs": [
+        {"epoch": 1, "devtest_bleu": 30.0, "nonzero_features": 2, "features_in_shards": 3}]}))
+    (d / "chosen.weights").write_text("# epoch 1\n" + weights)
+    (d / "test.out").write_text("a b c\nd e\n")
+    if finished:
+        (d / "test.bleu.json").write_text(json.dumps({"score": 31.5}))
+    return d
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    base = tmp_path / "wf"
+    _checkout(base, "# workflow\n")
+    _sgd_run(base, "default", "sgd-dev", 1, finished=True)
+    _sgd_run(base, "id-ng-shape", "iterselsgd-train", 1, finished=True,
+             weights="".join(f"id:{i}|{i * 7919} {i / 3}\n" for i in range(1, 20_000)))
+    _sgd_run(base, "default", "itermixsgd-train", 2, finished=False)
+    _run(base, "kbmira", 2, finished=True)  # the batch tuner's row (tables' layout, medium)
+    bench = base / "results" / "benchmarks"
+    _bench(bench / "simianer/fr-en/split1/folds/f0/phrases.0.tsv", 20, 1200, 22)
+    _bench(bench / "simianer/fr-en/split1/folds/f0/lm.1.tsv", 3, 300, 2.8)
+    _bench(bench / "simianer/fr-en/models/split1/f0/id-ng-shape.tsv", 9, 800, 8)
+    _bench(bench / "simianer/fr-en/models/full/id-ng-shape.tsv", 9, 800, 8)
+    _bench(bench / "simianer/fr-en/default/sgd-dev/split1/ep1/pass.shard0.tsv", 15, 240, 14)
+    _bench(bench / "simianer/fr-en/id-ng-shape/iterselsgd-train/split1/ep1/pass.shard3.tsv", 12, 260, 10)
+    _bench(bench / "simianer/fr-en/id-ng-shape/iterselsgd-train/split1/ep1/mix.tsv", 1, 100, 0.5)
+    _bench(bench / "simianer/fr-en/default/sgd-dev/split1/ep1/devtest.tsv", 13, 400, 12)
+    _bench(bench / "simianer/fr-en/default/sgd-dev/split1/test.tsv", 13, 400, 12)
+    _bench(bench / "tune/fr-en/medium/kbmira/default/s0/it2/decode.tsv", 5, 450, 9)
+    _bench(bench / "simianer/de-en/default/sgd-dev/split1/test.tsv", 99, 9999, 99)  # another pair
+    (base / "results" / "simianer_table2.tsv").write_text("algorithm\ttest_bleu\n")
+    return base
+
+
+def test_rules_of_the_loops_benchmark_files():
+    assert simianer_rule("split3/folds/f12/phrases.1.tsv") == "simianer_fold_phrases"
+    assert simianer_rule("split1/folds/f0/assemble.tsv") == "simianer_fold_assemble"
+    assert simianer_rule("models/split2/f4/id.tsv") == "simianer_templates"
+    assert simianer_rule("ng/mixsgd-train/split1/ep10/pass.shard28.tsv") == "simianer_shard_pass"
+    assert simianer_rule("ng/mixsgd-train/split1/ep10/devtest.tsv") == "simianer_devtest"
+    assert simianer_rule("ng/mixsgd-train/split1/test.tsv") == "simianer_test"
+    assert simianer_rule("ng/mixsgd-train/split1/choose.tsv") is None
+
+
+def test_costs_count_the_loop_the_folds_and_the_batch_runs_of_the_pair(workdir):
+    costs = {c["rule"]: c for c in simianer_costs(workdir, "fr-en")}
+    assert costs["simianer_shard_pass"]["jobs"] == 2
+    assert costs["simianer_shard_pass"]["cpu_h"] == pytest.approx(24 / 3600)
+    assert costs["simianer_templates"]["jobs"] == 2 and costs["simianer_fold_phrases"]["max_rss_mb"] == 1200
+    assert costs["decode_dev"]["jobs"] == 1  # the batch tuner's jobs, by the tables' rules
+    assert costs["simianer_test"]["max_cpu_s"] == 12  # not the other pair's 99
+
+
+def test_publish_writes_record_directories_costs_and_provenance(workdir, tmp_path):
+    out = tmp_path / "pub"
+    done = publish_simianer(workdir, "fr-en", out, command="phases.sh", max_weights_bytes=20_000)
+    assert done["finished"] == 2 and done["unfinished"] == 1 and done["baseline"] == 1
+    record = out / "runs/default/sgd-dev/split1"
+    assert json.loads((record / "test.bleu.json").read_text()) == {"score": 31.5}
+    assert gzip.decompress((record / "test.out.gz").read_bytes()) == b"a b c\nd e\n"
+    # non-zero weights only; a vector too large compressed is left out and named
+    assert gzip.decompress((record / "chosen.weights.gz").read_bytes()).decode() == \
+        "LM0_0 0.5\nWordPenalty0_0 -1.25\n"
+    assert done["heavy"] == ["id-ng-shape/iterselsgd-train/split1"]
+    assert not (out / "runs/id-ng-shape/iterselsgd-train/split1/chosen.weights.gz").exists()
+    assert (out / "runs/id-ng-shape/iterselsgd-train/split1/test.out.gz").exists()
+    assert not (out / "runs/default/itermixsgd-train").exists()
+    assert json.loads((out / "runs/baseline/kbmira/s0.json").read_text())["method"] == "kbmira"
+    assert (out / "simianer_table2.tsv").read_text() == "algorithm\ttest_bleu\n"
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert done["commit"] in provenance and "phases.sh" in provenance
+    assert "Weights not published (1 runs" in provenance and "not finished (in flight, or left between phases): 1" in provenance
+    costs = (out / "costs.tsv").read_text()
+    assert "simianer_shard_pass\t2\t" in costs
+    # bytes depend on the text only: publishing again writes the same files
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "PROVENANCE.md"}
+    publish_simianer(workdir, "fr-en", out, command="phases.sh", max_weights_bytes=20_000)
+    assert before == {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "PROVENANCE.md"}
+
+
+def test_publish_refuses_a_directory_without_results(tmp_path, cli):
+    (tmp_path / "empty").mkdir()
+    r = cli("report", "publish-simianer", "--workdir", tmp_path / "empty", "--out", tmp_path / "pub")
+    assert r.returncode == 2 and "not a workflow directory" in r.stderr
