@@ -425,13 +425,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             if src.is_file():
                 _copy(src, out / "figures" / src.name)
                 drawn.append(src.name)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with atomic_output(out / "PROVENANCE.md") as fh:
-        fh.write(f"# Provenance of these results ({pair})\n\n")
-        fh.write(f"- Produced by commit `{commit}`" + ("" if clean else " **with uncommitted changes**") + ".\n")
-        if command:
-            fh.write(f"- Command: `{command}`\n")
-        fh.write(f"- Published {stamp} with `smtlib report publish`.\n")
+        fh.write(provenance_head(f"({pair})", commit, clean, command, "smtlib report publish"))
         if feature_sets is not None:
             fh.write(f"- Feature sets: {', '.join(feature_sets)} only (the runs and costs here; the run directory's "
                      "runs of other feature sets are published apart, and the jobs every feature set shares, the "
@@ -468,6 +463,16 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         fh.write(records_matrix(record_names(out / "runs")))
     return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),
             "earlier": len(earlier), "tables": copied, "figures": drawn, "commit": commit}
+
+
+def provenance_head(what: str, commit: str, clean: bool, command: str, tool: str) -> str:
+    """The first lines of a ``PROVENANCE.md``: title, commit (and whether its tree was clean), the
+    command, the date and the tool that published."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"# Provenance of these results {what}\n\n"
+            f"- Produced by commit `{commit}`" + ("" if clean else " **with uncommitted changes**") + ".\n"
+            + (f"- Command: `{command}`\n" if command else "")
+            + f"- Published {stamp} with `{tool}`.\n")
 
 
 def records_matrix(names: list[str]) -> str:

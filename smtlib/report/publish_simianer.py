@@ -24,7 +24,6 @@ Nothing is recomputed: every number is read from the run's own outputs.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import pathlib
@@ -37,6 +36,7 @@ from smtlib.report.publish import (
     _copy,
     checkout_state,
     format_costs,
+    provenance_head,
     publish_outputs,
     rule_costs,
     run_dirs,
@@ -150,13 +150,9 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
         if src.exists():
             _copy(src, out / name)
             copied.append(name)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with atomic_output(out / "PROVENANCE.md") as fh:
-        fh.write(f"# Provenance of these results (Simianer, Riezler & Dyer 2012, Table 2; {pair})\n\n")
-        fh.write(f"- Produced by commit `{commit}`" + ("" if clean else " **with uncommitted changes**") + ".\n")
-        if command:
-            fh.write(f"- Command: `{command}`\n")
-        fh.write(f"- Published {stamp} with `smtlib report publish-simianer`.\n")
+        fh.write(provenance_head(f"(Simianer, Riezler & Dyer 2012, Table 2; {pair})", commit, clean, command,
+                                 "smtlib report publish-simianer"))
         fh.write(f"- Sharded runs finished ({len(finished)}): {', '.join(finished) or 'none yet'}.\n")
         if batch_method:
             fh.write(f"- Batch tuner's runs ({batch_method}, medium, the tables' protocol) finished: "
