@@ -26,6 +26,7 @@
 rule simianer:
     input:
         "results/simianer_table2.tsv",
+        "results/simianer_findings.md",
         "results/figures/simianer_epochs.png",
 
 
@@ -367,6 +368,35 @@ rule simianer_table:
     shell:
         "smtlib sgd table --run {params.runs} {params.baselines} --test-refs {input.ref} --trials {params.trials} "
         "--seed {params.seed} {params.bleu} --out {output} > {log} 2>&1"
+
+
+# the findings of §5.2 decided on the table's runs (smtlib.report.simianer_findings), with the table's
+# inputs and test
+rule simianer_findings:
+    input:
+        runs=sim_table_inputs,
+        baselines=sim_baseline_inputs,
+        ref=sim_table_refs,
+    output:
+        report(
+            "results/simianer_findings.md",
+            caption="../config/report/simianer_findings.rst",
+            category="Findings",
+            subcategory="simianer",
+        ),
+    params:
+        runs=sim_run_options,
+        baselines=sim_baseline_options,
+        trials=SIM["ar_trials"],
+        seed=SIM["seed"],
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        "logs/simianer/findings.log",
+    shell:
+        "smtlib sgd findings --run {params.runs} {params.baselines} --test-refs {input.ref} "
+        "--trials {params.trials} --seed {params.seed} {params.bleu} --out {output} > {log} 2>&1"
 
 
 rule simianer_plot:

@@ -14,6 +14,7 @@ for a workflow that runs each shard of each epoch as its own job (``rules/simian
       --out ep3/weights --next ep3/next.weights --state-out ep3/mix.json [--k K | --k-fraction F]
   smtlib sgd choose --epochs ep1 ep2 ... --out chosen.weights --info chosen.json
   smtlib sgd table --run NAME=DIR ... --test-refs REF --out table.tsv [--baseline NAME=DIR ...] [--trials N --seed S]
+  smtlib sgd findings --run NAME=DIR ... --test-refs REF --out findings.md [the options of table]
   smtlib sgd plot --run NAME=DIR ... --out epochs.png
 
 One epoch of one shard is ``pass``: Algorithm 1's inner loop over the shard, decoding each sentence
@@ -22,8 +23,8 @@ One epoch of one shard is ``pass``: Algorithm 1's inner loop over the shard, dec
 step between epochs.
 
 The mixing step and the epoch choice are :mod:`smtlib.tuners.sgd_mixing` (with the deviation from the
-paper's per-sentence loop), Table 2 and its figure :mod:`smtlib.report.simianer`; this module only
-parses options and writes files.
+paper's per-sentence loop), Table 2 and its figure :mod:`smtlib.report.simianer`, the findings of §5.2
+:mod:`smtlib.report.simianer_findings`; this module only parses options and writes files.
 """
 
 from __future__ import annotations
@@ -122,8 +123,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--info", required=True, help="JSON: chosen epoch, devtest BLEU per epoch, #features")
 
     p = sub.add_parser("table", help="Table 2 of Simianer et al. (2012) with significance")
+    _add_row_options(p)
+    p.add_argument("--boot-samples", type=integer_at_least(2), default=1000,
+                   help="bootstrap resamples of s_sel for runs with replicas (default 1000)")
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("findings", help="the findings of Simianer et al. (2012), §5.2, decided on Table 2's runs")
+    _add_row_options(p)
+    p.add_argument("--out", required=True, help="the findings (Markdown; written)")
+
+    p = sub.add_parser("plot", help="active features and devtest BLEU per epoch")
+    p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR")
+    p.add_argument("--out", required=True)
+
+
+def _add_row_options(p: argparse.ArgumentParser) -> None:
+    """The runs of Table 2 and its significance test: the options ``table`` and ``findings`` share."""
     p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR",
-                   help="run directories (chosen.json, test.bleu.json, test.out)")
+                   help="run directories (chosen.json, test.bleu.json, test.out); a name given more than once "
+                        "has replicas, its first directory is the table's run")
     p.add_argument("--test-refs", required=True, help="test references (for the significance test)")
     p.add_argument("--baseline", nargs="+", default=[], metavar="METHOD:dev:GROUP=DIR",
                    help="batch tuning runs of the tables' workflow on the same system (the paper's MIRA row); "
@@ -133,14 +151,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
     p.add_argument("--seed", type=integer_at_least(0), default=1)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--boot-samples", type=integer_at_least(2), default=1000,
-                   help="bootstrap resamples of s_sel for runs with replicas (default 1000)")
     add_bleu_options(p)
-    p.add_argument("--out", required=True)
-
-    p = sub.add_parser("plot", help="active features and devtest BLEU per epoch")
-    p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR")
-    p.add_argument("--out", required=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -218,6 +229,14 @@ def run(args: argparse.Namespace) -> int:
                             settings=bleu_settings(args), boot_samples=args.boot_samples, baselines=args.baseline,
                             devtest=args.devtest_name, test=args.test_name)
         print(f"wrote {args.out}: {rows} rows", file=sys.stderr)
+    elif args.action == "findings":
+        from smtlib.report.simianer_findings import write_findings
+
+        comparisons = write_findings(args.run, args.test_refs, args.out, trials=args.trials, seed=args.seed,
+                                     alpha=args.alpha, settings=bleu_settings(args), baselines=args.baseline,
+                                     devtest=args.devtest_name, test=args.test_name)
+        tested = sum(c.test is not None for c in comparisons)
+        print(f"wrote {args.out}: {len(comparisons)} comparisons, {tested} run", file=sys.stderr)
     elif args.action == "plot":
         from smtlib.report.simianer import plot_epochs
 

@@ -4,11 +4,14 @@
 ``table`` writes Table 2's rows and the approximate-randomization p-values of each pair of runs of
 the same feature group on the test set (:mod:`smtlib.bleu.randomization`): ``significant_vs`` lists the
 algorithms (1-4) a row differs from at p < alpha (the paper's raised numbers), ``vs_best_group`` the
-test against the best feature group of the same algorithm (the paper's dagger).
+test against the best feature group of the same algorithm (the paper's dagger). :func:`load_rows` is the
+one reader of the runs' files and test statistics, for the table and for the paper's findings
+(:mod:`smtlib.report.simianer_findings`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -56,12 +59,17 @@ def _test_outputs(path: str, n_refs: int) -> list[str]:
 
 def _sgd_run(directory: str) -> dict:
     """The chosen epoch of a run of ``rules/simianer.smk``, its devtest and test BLEU, its test output."""
-    chosen = read_json(os.path.join(directory, "chosen.json"), "chosen epoch")
+    path = os.path.join(directory, "chosen.json")
+    chosen = read_json(path, "chosen epoch")
     test = read_json(os.path.join(directory, "test.bleu.json"), "test BLEU")
-    epoch = chosen["epochs"][chosen["chosen_epoch"] - 1]
-    return {"n_features": epoch["nonzero_features"], "devtest_bleu": epoch["devtest_bleu"],
-            "test_bleu": float(test["score"]), "chosen_epoch": chosen["chosen_epoch"],
-            "test_bleu_file": os.path.join(directory, "test.bleu.json"), "directory": directory}
+    try:
+        epoch = chosen["epochs"][chosen["chosen_epoch"] - 1]
+        return {"n_features": epoch["nonzero_features"], "features_in_shards": epoch.get("features_in_shards"),
+                "devtest_bleu": epoch["devtest_bleu"], "test_bleu": float(test["score"]),
+                "chosen_epoch": chosen["chosen_epoch"], "test_bleu_file": os.path.join(directory, "test.bleu.json"),
+                "directory": directory}
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise InputError(f"not a run of smtlib sgd choose and smtlib bleu (no {e})", path) from None
 
 
 def _batch_run(directory: str, devtest: str, test: str) -> dict:
@@ -74,10 +82,83 @@ def _batch_run(directory: str, devtest: str, test: str) -> dict:
             raise InputError(f"the run has no test set {name!r} (it has {', '.join(tests) or 'none'})",
                              os.path.join(directory, "summary.json"))
     weights = read_weights(os.path.join(directory, "best.weights"))
-    return {"n_features": sum(1 for value in weights.values() if value != 0), "devtest_bleu": float(tests[devtest]),
-            "test_bleu": float(tests[test]), "chosen_epoch": int(summary["best_iteration"]),
+    return {"n_features": sum(1 for value in weights.values() if value != 0), "features_in_shards": None,
+            "devtest_bleu": float(tests[devtest]), "test_bleu": float(tests[test]),
+            "chosen_epoch": int(summary["best_iteration"]),
             "test_bleu_file": os.path.join(directory, f"test.{test}.bleu.json"), "directory": directory,
             "test_out": os.path.join(directory, f"test.{test}.1best")}
+
+
+#: the replicas' statistics and score (:mod:`smtlib.bleu.replicas`)
+LAYOUT = Layout.of(["bleu"])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Row:
+    """One row of Table 2: a run name and its directories (the first is the table's run, the others its
+    replicas), with what the table and the findings read of them.
+
+    ``runs``: each directory's numbers (:func:`_sgd_run`, :func:`_batch_run`); ``stats``: the table's
+    run's sentence statistics on the test set (:func:`smtlib.bleu.stats.compute_stats`, for the
+    approximate randomization test); ``replica_rows``: every replica's statistics rows in
+    :data:`LAYOUT` (R, N, W), None for a run without replicas; ``baseline``: a batch tuning run. Rows
+    compare by identity.
+    """
+
+    algorithm: str
+    data: str
+    group: str
+    runs: list[dict]
+    stats: np.ndarray
+    replica_rows: np.ndarray | None
+    baseline: bool = False
+
+    @property
+    def first(self) -> dict:
+        """The table's run (the first directory of the name)."""
+        return self.runs[0]
+
+    def replica_scores(self) -> np.ndarray | None:
+        """Every replica's test BLEU from its output (the first is the table's run), None without replicas."""
+        if self.replica_rows is None:
+            return None
+        return LAYOUT.score(self.replica_rows.sum(axis=1))[:, 0] * 100
+
+
+def load_rows(runs: list[str], test_refs: str, *, settings: BleuSettings | None = None,
+              baselines: list[str] = (), devtest: str = "test2016", test: str = "test2017") -> list[Row]:
+    """Table 2's rows of the ``ALGORITHM:DATA:GROUP=DIR`` runs and the ``METHOD:dev:GROUP=DIR``
+    ``baselines`` (after the runs), in the order given; the one reader of the runs' files.
+
+    The test outputs are scored with ``settings`` (default: tokenize none), which must give the BLEU the
+    table's run was scored with, so that the significance tests are about the BLEU the table shows.
+
+    Raises
+    ------
+    InputError
+        For a missing or malformed file, a test output whose line count is not the references', or a
+        test output that does not score the BLEU its run records.
+    """
+    refs = read_references([test_refs])
+    settings = settings or BleuSettings(tokenize="none")
+    named = [(name, [_sgd_run(d) for d in dirs], False) for name, dirs in group_runs(parse_runs(runs)).items()]
+    named += [(name, [_batch_run(d, devtest, test) for d in dirs], True)
+              for name, dirs in group_runs(parse_runs(list(baselines))).items()]
+    rows = []
+    for (algorithm, data, group), replicas, baseline in named:
+        first = replicas[0]
+        outputs = [_test_outputs(r.get("test_out") or os.path.join(r["directory"], "test.out"), len(refs[0]))
+                   for r in replicas]
+        stats = compute_stats(outputs[0], np.arange(len(outputs[0])), refs, settings)
+        rescored = 100 * corpus_bleu_from_stats(stats.sum(axis=0))
+        if abs(rescored - first["test_bleu"]) > 0.005:
+            raise InputError(f"the test output scores {rescored:.2f} BLEU with these settings, the run says "
+                             f"{first['test_bleu']:.2f}: give the BLEU settings the run was scored with",
+                             first["test_bleu_file"])
+        replica_rows = (np.stack([LAYOUT.rows(hyps, refs, settings) for hyps in outputs])
+                        if len(replicas) > 1 else None)
+        rows.append(Row(algorithm, data, group, replicas, stats, replica_rows, baseline))
+    return rows
 
 
 def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed: int, alpha: float,
@@ -96,30 +177,16 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
     tables' dev sub-samples). They enter the p-values of their feature group, not the raised
     algorithm numbers (those are the paper's Algorithms 1-4).
     """
-    refs = read_references([test_refs])
-    settings = settings or BleuSettings(tokenize="none")
-    layout = Layout.of(["bleu"])
-    rows, stats = [], []
-    named = [(name, [_sgd_run(d) for d in dirs]) for name, dirs in group_runs(parse_runs(runs)).items()]
-    named += [(name, [_batch_run(d, devtest, test) for d in dirs])
-              for name, dirs in group_runs(parse_runs(list(baselines))).items()]
-    for (algorithm, data, group), replicas in named:
-        first = replicas[0]
-        outputs = [_test_outputs(r.get("test_out") or os.path.join(r["directory"], "test.out"), len(refs[0]))
-                   for r in replicas]
-        stats.append(compute_stats(outputs[0], np.arange(len(outputs[0])), refs, settings))
-        rescored = 100 * corpus_bleu_from_stats(stats[-1].sum(axis=0))
-        if abs(rescored - first["test_bleu"]) > 0.005:
-            raise InputError(f"the test output scores {rescored:.2f} BLEU with these settings, the run says "
-                             f"{first['test_bleu']:.2f}: give the BLEU settings the run was scored with",
-                             first["test_bleu_file"])
-        row = {"algorithm": algorithm, "tuning_data": data, "features": group,
-               **{key: first[key] for key in ("n_features", "devtest_bleu", "test_bleu", "chosen_epoch")},
-               "replicas": len(replicas), "test_mean": "-", "test_s_sel": "-", "test_s_opt": "-"}
-        if len(replicas) > 1:
-            replica_rows = np.stack([layout.rows(hyps, refs, settings) for hyps in outputs])
-            scores = layout.score(replica_rows.sum(axis=1))[:, 0] * 100
-            s_sel = selection_sd(replica_rows, layout.score, samples=boot_samples, seed=seed)[0] * 100
+    loaded = load_rows(runs, test_refs, settings=settings, baselines=baselines, devtest=devtest, test=test)
+    stats = [r.stats for r in loaded]
+    rows = []
+    for r in loaded:
+        row = {"algorithm": r.algorithm, "tuning_data": r.data, "features": r.group,
+               **{key: r.first[key] for key in ("n_features", "devtest_bleu", "test_bleu", "chosen_epoch")},
+               "replicas": len(r.runs), "test_mean": "-", "test_s_sel": "-", "test_s_opt": "-"}
+        scores = r.replica_scores()
+        if scores is not None:
+            s_sel = selection_sd(r.replica_rows, LAYOUT.score, samples=boot_samples, seed=seed)[0] * 100
             row.update(test_mean=f"{scores.mean():.2f}", test_s_sel=f"{s_sel:.2f}",
                        test_s_opt=f"{scores.std(ddof=1):.2f}")
         rows.append(row)

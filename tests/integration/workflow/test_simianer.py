@@ -37,7 +37,7 @@ def expected_jobs(sim: dict) -> dict[str, int]:
         "simianer_shard_pass": shard_jobs,
         "simianer_mix": len(runs) * sim["epochs"], "simianer_devtest": len(runs) * sim["epochs"],
         "simianer_choose": len(runs), "simianer_test": len(runs),
-        "simianer_table": 1, "simianer_plot": 1, "simianer": 1,
+        "simianer_table": 1, "simianer_findings": 1, "simianer_plot": 1, "simianer": 1,
     }
     if sim.get("batch_baseline"):  # the tables' protocol on dev with the full medium system
         tables = yaml.safe_load((REPO / "config/config.yaml").read_text())
