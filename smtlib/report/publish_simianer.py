@@ -11,8 +11,8 @@ directory meant to be tracked (``docs/results/simianer_table2/``):
   again from the repository) and ``chosen.weights.gz`` (the chosen epoch's weights, only the non-zero
   ones, as the run wrote them; a vector larger than ``max_weights_bytes`` compressed is left out and
   counted in ``PROVENANCE.md``);
-- ``runs/baseline/<method>/s<sample>.json`` and ``s<sample>.test.<set>.1best.gz``: the batch tuner's
-  runs (the tables' record, :func:`smtlib.report.publish.run_record`);
+- ``runs/baseline/<method>/s<sample>/``: the batch tuner's runs, as ``smtlib sgd table --baseline``
+  reads them (``summary.json``, ``best.weights``, ``curve.tsv``, ``test.<set>.1best.gz``);
 - ``costs.tsv``: per rule, the jobs that ran and their CPU and wall hours and peak memory: the
   sharded loop's rules, the jackknifed fold systems, and the pair's system and batch runs;
 - ``simianer_table2.tsv``, ``simianer_findings.md`` and ``figures/simianer_epochs.png`` where they exist;
@@ -40,7 +40,6 @@ from smtlib.report.publish import (
     publish_outputs,
     rule_costs,
     run_dirs,
-    run_record,
     sum_costs,
 )
 from smtlib.weights import read_weights
@@ -132,15 +131,13 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
         for run in run_dirs(workdir, pair, ["medium"]):
             if run.parts[-3] != batch_method or run.parts[-2] != "default":
                 continue
-            record = run_record(run)
-            if record is None:
+            if not (run / "summary.json").exists():
                 unfinished.append(f"baseline/{batch_method}/{run.name}")
                 continue
-            target = out / "runs" / "baseline" / batch_method
-            with atomic_output(target / f"{run.name}.json") as fh:
-                json.dump(record, fh, indent=1, sort_keys=True)
-                fh.write("\n")
-            publish_outputs(run, target, f"{run.name}.")
+            target = out / "runs" / "baseline" / batch_method / run.name
+            for name in ("summary.json", "best.weights", "curve.tsv"):
+                _copy(run / name, target / name)
+            publish_outputs(run, target, "")
             baseline.append(run.name)
     with atomic_output(out / "costs.tsv") as fh:
         fh.write(format_costs(simianer_costs(workdir, pair)))

@@ -50,6 +50,13 @@ def group_runs(runs: list[tuple[str, str, str, str]]) -> dict[tuple[str, str, st
     return grouped
 
 
+def _output_file(directory: str, name: str) -> str:
+    """``directory/name``, or its gzipped copy ``name.gz`` where only that exists (a published record
+    directory, :mod:`smtlib.report.publish_simianer`)."""
+    path = os.path.join(directory, name)
+    return path + ".gz" if not os.path.exists(path) and os.path.exists(path + ".gz") else path
+
+
 def _test_outputs(path: str, n_refs: int) -> list[str]:
     hyps = read_lines(path, what="test translations", allow_empty=True)
     if len(hyps) != n_refs:
@@ -86,7 +93,7 @@ def _batch_run(directory: str, devtest: str, test: str) -> dict:
             "devtest_bleu": float(tests[devtest]), "test_bleu": float(tests[test]),
             "chosen_epoch": int(summary["best_iteration"]),
             "test_bleu_file": os.path.join(directory, f"test.{test}.bleu.json"), "directory": directory,
-            "test_out": os.path.join(directory, f"test.{test}.1best")}
+            "test_out": _output_file(directory, f"test.{test}.1best")}
 
 
 #: the replicas' statistics and score (:mod:`smtlib.bleu.replicas`)
@@ -147,7 +154,7 @@ def load_rows(runs: list[str], test_refs: str, *, settings: BleuSettings | None 
     rows = []
     for (algorithm, data, group), replicas, baseline in named:
         first = replicas[0]
-        outputs = [_test_outputs(r.get("test_out") or os.path.join(r["directory"], "test.out"), len(refs[0]))
+        outputs = [_test_outputs(r.get("test_out") or _output_file(r["directory"], "test.out"), len(refs[0]))
                    for r in replicas]
         stats = compute_stats(outputs[0], np.arange(len(outputs[0])), refs, settings)
         rescored = 100 * corpus_bleu_from_stats(stats.sum(axis=0))

@@ -6,6 +6,7 @@ import gzip
 import json
 
 import pytest
+import sacrebleu
 
 from smtlib.report.publish_simianer import publish_simianer, simianer_costs, simianer_rule
 from tests.unit.report.test_publish import _bench, _checkout, _run
@@ -83,7 +84,8 @@ def test_publish_writes_record_directories_costs_and_provenance(workdir, tmp_pat
     assert not (out / "runs/id-ng-shape/iterselsgd-train/split1/chosen.weights.gz").exists()
     assert (out / "runs/id-ng-shape/iterselsgd-train/split1/test.out.gz").exists()
     assert not (out / "runs/default/itermixsgd-train").exists()
-    assert json.loads((out / "runs/baseline/kbmira/s0.json").read_text())["method"] == "kbmira"
+    assert json.loads((out / "runs/baseline/kbmira/s0/summary.json").read_text())["method"] == "kbmira"
+    assert (out / "runs/baseline/kbmira/s0/best.weights").exists()
     assert (out / "simianer_table2.tsv").read_text() == "algorithm\ttest_bleu\n"
     provenance = (out / "PROVENANCE.md").read_text()
     assert done["commit"] in provenance and "phases.sh" in provenance
@@ -100,3 +102,22 @@ def test_publish_refuses_a_directory_without_results(tmp_path, cli):
     (tmp_path / "empty").mkdir()
     r = cli("report", "publish-simianer", "--workdir", tmp_path / "empty", "--out", tmp_path / "pub")
     assert r.returncode == 2 and "not a workflow directory" in r.stderr
+
+
+def test_the_table_rebuilds_from_the_records_bit_for_bit(workdir, tmp_path, cli):
+    refs = tmp_path / "test.ref"
+    refs.write_text("a b c\nd e f\n")
+    for run in ("default/sgd-dev/split1", "id-ng-shape/iterselsgd-train/split1"):
+        score = sacrebleu.corpus_bleu(["a b c", "d e"], [["a b c", "d e f"]], tokenize="none").score
+        (workdir / SIM / run / "test.bleu.json").write_text(json.dumps({"score": score}))
+    publish_simianer(workdir, "fr-en", tmp_path / "pub")
+
+    def table(root, out):
+        runs = [f"sgd:dev:default={root}/default/sgd-dev/split1",
+                f"iterselsgd:train:id-ng-shape={root}/id-ng-shape/iterselsgd-train/split1"]
+        r = cli("sgd", "table", "--run", *runs, "--test-refs", refs, "--trials", "50", "--tokenize", "none",
+                "--out", out)
+        assert r.returncode == 0, r.stderr
+        return out.read_bytes()
+
+    assert table(workdir / SIM, tmp_path / "run.tsv") == table(tmp_path / "pub" / "runs", tmp_path / "records.tsv")
