@@ -2,7 +2,10 @@
 
 Decodes the same input (default: Multi30k val fr, 1,014 sentences, lowercased and tokenized) with the
 same model (default ``resources/benchmarks/models/fr-en-medium``, built there with ``smtlib train build``
-when missing, see ``benchmarks/_inputs.py``) and weights (default the model's ``default.weights``)
+when missing, see ``benchmarks/_inputs.py``) and weights (default the tuning loop's initial weights,
+Cherry & Foster §4.2: TM, LM and distortion 1, the rest 0; the model's own ``default.weights``, Moses's
+hand-set defaults, weigh reordering more and make cube pruning's search errors more frequent, in ours
+and in Moses's alike: ``benchmarks/results/decode_bar.md``)
 and the same settings (stack 100, distortion limit 6, table limit 20, 100-best distinct, one thread):
 
 * ours: ``--search stack`` and ``--search cube`` at each ``--pop-limits`` value, in one child process
@@ -51,8 +54,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from _inputs import find_model  # noqa: E402  (benchmarks/_inputs.py, beside this script)
-from smtlib.system.modeldir import default_weights_file  # noqa: E402
+from _inputs import find_model, init_weights  # noqa: E402  (benchmarks/_inputs.py, beside this script)
 
 #: ``../shared`` beside the repository, or ``$SMTLIB_SHARED`` (e.g. for a git worktree elsewhere)
 SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared"))
@@ -146,7 +148,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="model directory (smtlib train; default: a Medium fr-en system built once "
                     "into resources/benchmarks/models)")
-    ap.add_argument("--weights", help="weights file (default: the model's default.weights)")
+    ap.add_argument("--weights", help="weights file (default: the tuning loop's initial weights, Cherry & Foster "
+                                      "§4.2, written beside the model)")
     ap.add_argument("--input", help="source sentences (default: Multi30k val fr)")
     ap.add_argument("--ref", help="references for BLEU (default: Multi30k val en when --input is not given)")
     ap.add_argument("--limit", type=int, default=0, help="first N sentences only")
@@ -167,9 +170,9 @@ def main() -> None:
     model = pathlib.Path(args.model) if args.model else find_model("medium")
     if not (model / "model.yaml").is_file():
         sys.exit(f"no model at {model} (build one with `smtlib train build`, or pass --model DIR)")
-    weights = pathlib.Path(args.weights) if args.weights else default_weights_file(model)
+    weights = pathlib.Path(args.weights) if args.weights else init_weights(model, model.parent)
     if not weights.is_file():
-        sys.exit(f"no weights: pass --weights (the model has no {weights.name})")
+        sys.exit(f"no weights file {weights}")
     if args.input:
         src_lines = pathlib.Path(args.input).read_text(encoding="utf-8").split("\n")[:-1]
         ref_lines = pathlib.Path(args.ref).read_text(encoding="utf-8").split("\n")[:-1] if args.ref else None

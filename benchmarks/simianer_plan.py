@@ -42,12 +42,16 @@ import collections
 import datetime
 import heapq
 import os
+import pathlib
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+#: ``../shared`` beside the repository, or ``$SMTLIB_SHARED``
+SHARED = pathlib.Path(os.environ.get("SMTLIB_SHARED", pathlib.Path(__file__).resolve().parents[2] / "shared"))
 
 import yaml
 
@@ -331,7 +335,8 @@ def topological_subset(jobs: list[Job], inside: set[int]) -> list[int]:
 # ------------------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get("SMTLIB_SHARED_DATA", "/work/shared/data"))
+    parser.add_argument("--data-dir", default=str(SHARED / "data"),
+                        help="the shared data (default ../shared/data beside the repository, or $SMTLIB_SHARED/data)")
     parser.add_argument("--listing", type=Path, help="a saved output of the dry run, read instead of running it")
     parser.add_argument("--save-listing", type=Path, help="keep the dry run's output here")
     parser.add_argument("--nodes", type=int, default=29)
