@@ -140,7 +140,8 @@ def sim_medium_model(pair, model):
     """model.yaml of the full-corpus (model "full") or a fold's ("split{s}/f{k}") medium model."""
     if model == "full":
         return model_dir(pair, "medium", "model.yaml")
-    split, fold = model.removeprefix("split").split("/f")
+    split_name, fold_name = model.split("/")
+    split, fold = split_name.removeprefix("split"), fold_name.removeprefix("f")
     return sim_fold_path("medium/model.yaml").format(pair=pair, split=split, fold=fold)
 
 
