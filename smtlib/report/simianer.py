@@ -22,7 +22,7 @@ from smtlib.bleu.randomization import approximate_randomization
 from smtlib.bleu.corpus import corpus_bleu_from_stats
 from smtlib.bleu.references import read_references
 from smtlib.bleu.replicas import Layout, selection_sd
-from smtlib.bleu.stats import BleuSettings, compute_stats
+from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json, read_lines
 from smtlib.report.figures import pyplot, save_figure
@@ -106,7 +106,7 @@ class Row:
     replicas), with what the table and the findings read of them.
 
     ``runs``: each directory's numbers (:func:`_sgd_run`, :func:`_batch_run`); ``stats``: the table's
-    run's sentence statistics on the test set (:func:`smtlib.bleu.stats.compute_stats`, for the
+    run's sentence statistics on the test set (its :data:`LAYOUT` rows, BLEU's only, for the
     approximate randomization test); ``replica_rows``: every replica's statistics rows in
     :data:`LAYOUT` (R, N, W), None for a run without replicas; ``baseline``: a batch tuning run. Rows
     compare by identity.
@@ -156,15 +156,14 @@ def load_rows(runs: list[str], test_refs: str, *, settings: BleuSettings | None 
         first = replicas[0]
         outputs = [_test_outputs(r.get("test_out") or _output_file(r["directory"], "test.out"), len(refs[0]))
                    for r in replicas]
-        stats = compute_stats(outputs[0], np.arange(len(outputs[0])), refs, settings)
+        all_rows = np.stack([LAYOUT.rows(hyps, refs, settings) for hyps in outputs])  # BLEU statistics only
+        stats = all_rows[0]
         rescored = 100 * corpus_bleu_from_stats(stats.sum(axis=0))
         if abs(rescored - first["test_bleu"]) > 0.005:
             raise InputError(f"the test output scores {rescored:.2f} BLEU with these settings, the run says "
                              f"{first['test_bleu']:.2f}: give the BLEU settings the run was scored with",
                              first["test_bleu_file"])
-        replica_rows = (np.stack([LAYOUT.rows(hyps, refs, settings) for hyps in outputs])
-                        if len(replicas) > 1 else None)
-        rows.append(Row(algorithm, data, group, replicas, stats, replica_rows, baseline))
+        rows.append(Row(algorithm, data, group, replicas, stats, all_rows if len(replicas) > 1 else None, baseline))
     return rows
 
 
