@@ -85,7 +85,9 @@ def sim_replica_runs():
 
 def sim_run_dir(algo, tdata, fgroup, split=None):
     split = SIM["seed"] if split is None else split
-    return SIM_RUN.format(pair=SIM["pair"], fgroup=fgroup, algo=algo, tdata=tdata, split=split)
+    return SIM_RUN.format(
+        pair=SIM["pair"], fgroup=fgroup, algo=algo, tdata=tdata, split=split
+    )
 
 
 def _sim_check_config():
@@ -108,7 +110,9 @@ def _sim_check_config():
                 "choice (no shard split), so every replica would repeat the same bytes"
             )
         if seed == SIM["seed"]:
-            raise ValueError(f"config: simianer.replicas.seeds repeats the table's split seed {seed}")
+            raise ValueError(
+                f"config: simianer.replicas.seeds repeats the table's split seed {seed}"
+            )
     baseline = SIM["batch_baseline"]
     if baseline and (baseline not in list_tuners() or input_kind(baseline) != "kbest"):
         raise ValueError(
@@ -185,7 +189,9 @@ def sim_shard_model(wildcards):
     if wildcards.tdata == "dev":
         return sim_full_model(wildcards)
     fold = int(wildcards.shard) % sim_folds()
-    return sim_model(wildcards.pair, f"split{wildcards.split}/f{fold}", wildcards.fgroup)
+    return sim_model(
+        wildcards.pair, f"split{wildcards.split}/f{fold}", wildcards.fgroup
+    )
 
 
 def sim_run_of(wildcards):
@@ -223,7 +229,10 @@ def sim_shard_ref(wildcards):
 
 def sim_fold_ids(wildcards):
     """The .ids files of the shards of fold f{fold} (left out of its phrase tables)."""
-    ids = [f.format(pair=wildcards.pair, split=wildcards.split) for f in sim_shard_files("ids")]
+    ids = [
+        f.format(pair=wildcards.pair, split=wildcards.split)
+        for f in sim_shard_files("ids")
+    ]
     return [
         path for z, path in enumerate(ids) if z % sim_folds() == int(wildcards.fold)
     ]
