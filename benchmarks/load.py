@@ -102,7 +102,7 @@ from smtlib.decoder.driver import decode_file  # what `smtlib decode` imports
 from smtlib.decoder.loader import load_model
 from smtlib.decoder.model import prepare_tokens
 from smtlib.decoder.decoder import Decoder, DecoderConfig
-from smtlib.decoder.numba_startup import load_numba_implementations
+from smtlib.numba_startup import load_numba_implementations
 from smtlib.decoder.lm_restrict import first_kept_nb
 from smtlib.system.modeldir import read_model_spec
 from smtlib.weights import read_weights

@@ -63,7 +63,7 @@ class BleuSignature:
         return cls(settings, n_refs, variant.smooth_field(), None, bool(variant.params.get("effective_order", False)))
 
     def __str__(self) -> str:
-        import sacrebleu
+        from importlib.metadata import version
 
         from smtlib import __version__
 
@@ -81,7 +81,7 @@ class BleuSignature:
             f"smooth:{smooth}",
             f"reflen:{self.settings.ref_length}",
             *([f"ngram:{self.settings.max_ngram_order}"] if self.settings.max_ngram_order != NGRAM_ORDER else []),
-            f"version:{sacrebleu.__version__}",
+            f"version:{version('sacrebleu')}",
             f"impl:smtlib-{__version__}",
         ]
         return "|".join(fields)

@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         from smtlib.compile_notice import announce_compilation
 
         announce_compilation()
+    if "numba" in sys.modules:  # the command's modules use compiled kernels
+        from smtlib.numba_startup import load_numba_implementations
+
+        load_numba_implementations()
     try:
         return int(args._run(args) or 0)
     except InputError as exc:

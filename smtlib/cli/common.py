@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from smtlib.bleu.references import REFS_PREFIX_OPTION
-from smtlib.bleu.stats import NGRAM_ORDERS, REF_LENGTH_RULES, BleuSettings, tokenizers
+from smtlib.bleu.stats import NGRAM_ORDERS, REF_LENGTH_RULES, BleuSettings, TokenizerChoices
 from smtlib.decoder.settings import SEARCHES, search_defaults
 from smtlib.errors import InputError
 from smtlib.values import integer_at_least
@@ -27,7 +27,7 @@ def add_bleu_options(parser: argparse.ArgumentParser, *, ngram_order: bool = Fal
     group.add_argument(
         "--tokenize",
         default=_DEFAULTS["tokenize"],
-        choices=tokenizers(),
+        choices=TokenizerChoices(),
         help=f"sacrebleu tokenizer applied to hypotheses and references (default: {_DEFAULTS['tokenize']})",
     )
     group.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")

@@ -19,7 +19,7 @@ from smtlib.decoder.compiled import CompiledFormatError, CompiledModel, not_used
 from smtlib.decoder.lm import check_order, read_arpa
 from smtlib.decoder.lm_restrict import keep_mask, restrict
 from smtlib.decoder.model import Layout, PhraseModel
-from smtlib.decoder.numba_startup import load_numba_implementations
+from smtlib.numba_startup import load_numba_implementations
 from smtlib.decoder.phrases import (Ragged, SourceIndex, SparseRows, read_phrase_tables, read_reordering,
                                     source_phrases)
 from smtlib.errors import InputError
