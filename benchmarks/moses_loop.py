@@ -262,6 +262,28 @@ def markdown(record: dict) -> str:
     return "\n".join(lines)
 
 
+def summary(records: list[dict]) -> str:
+    """Per method and loop over every run of ``records`` (e.g. one file per seed): the mean of the best
+    dev BLEU, the test BLEU and the CPU of all but the decoder, with the values per seed in brackets."""
+    head = ("| method | loop | seeds | best dev BLEU | test BLEU | iterations | all but the decoder, CPU s |")
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    runs = [e for r in records for e in r["runs"]]
+
+    def cell(values: list[float], digits: int = 2) -> str:
+        return f"{sum(values) / len(values):.{digits}f} ({', '.join(f'{v:.{digits}f}' for v in values)})"
+
+    for method in dict.fromkeys(e["method"] for e in runs):
+        for loop in ("mert-moses.pl", "smtlib loop"):
+            mine = [e for e in runs if e["method"] == method and e["loop"] == loop]
+            if not mine:
+                continue
+            lines.append(f"| {method} | {loop} | {', '.join(str(e['seed']) for e in mine)} | "
+                         f"{cell([max(e['dev_bleu']) if loop == 'smtlib loop' else e['dev_bleu'][e['best_iteration'] - 1] for e in mine])} | "
+                         f"{cell([e['test_bleu'] for e in mine])} | {', '.join(str(e['iterations']) for e in mine)} | "
+                         f"{cell([e['overhead']['cpu'] for e in mine])} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     global K
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -283,10 +305,15 @@ def main() -> None:
                          "all: every method's two loops of a seed at the same time (default none)")
     ap.add_argument("--out-json", help="where to write the measurements (default WORK/moses_loop.json)")
     ap.add_argument("--report", metavar="JSON", help="print the Markdown table of a recorded JSON and exit")
+    ap.add_argument("--summary", metavar="JSON", nargs="+",
+                    help="print the per-method means over the runs of recorded JSONs (e.g. one per seed) and exit")
     args = ap.parse_args()
     K = args.k
     if args.report:
         print(markdown(json.loads(pathlib.Path(args.report).read_text())))
+        return
+    if args.summary:
+        print(summary([json.loads(pathlib.Path(f).read_text()) for f in args.summary]))
         return
 
     if not args.work:
