@@ -268,6 +268,8 @@ def summary(records: list[dict]) -> str:
     head = ("| method | loop | seeds | best dev BLEU | test BLEU | iterations | all but the decoder, CPU s |")
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     runs = [e for r in records for e in r["runs"]]
+    # the dev BLEU of the weights each loop returns: ours returns its best iteration; mert-moses.pl its best
+    # among the iterations before the one it stops in (best_iteration)
 
     def cell(values: list[float], digits: int = 2) -> str:
         return f"{sum(values) / len(values):.{digits}f} ({', '.join(f'{v:.{digits}f}' for v in values)})"
