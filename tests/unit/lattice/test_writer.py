@@ -102,7 +102,8 @@ def test_indexed_values_behave_as_the_list():
 
 @pytest.fixture(scope="module", params=["medium", "big"])
 def toy_decode(request, tmp_path_factory):
-    """A toy model (big: with sparse features), 10 sentences, the whole search graph as lattice."""
+    """A toy model (big: with sparse features), 10 sentences, the whole search graph as lattice
+    (``lat1.gz`` and ``lat2.gz``: written by ``smtlib decode`` with 1 and 2 processes)."""
     d = tmp_path_factory.mktemp(f"latw-{request.param}")
     spec = write_toy_model(d / "model", request.param, seed=9)
     lines = random_source(np.random.default_rng(2), 10, (1, 9), vocab=13) + [""]
@@ -112,6 +113,12 @@ def toy_decode(request, tmp_path_factory):
     if request.param == "big":  # a sparse weight for a model without sparse features is an error
         weights["cbin_1"] = 0.3
     write_weights(d / "w.txt", weights)
+    # Decoded here, not in a test: under pytest-xdist the tests that read these files may run in
+    # another worker than the one that would have written them.
+    config = DecoderConfig(k=10, stack_size=20, lattice_beam=0)
+    for jobs in (1, 2):
+        decode_file(d / "model", d / "w.txt", d / "in.txt", lattice_out=d / f"lat{jobs}.gz", config=config, jobs=jobs,
+                    progress=False, chunksize=1)
     return d, lines
 
 
@@ -120,9 +127,6 @@ def test_decoder_lattices_are_the_python_writers(toy_decode):
     lattices, and reads back as them."""
     d, lines = toy_decode
     config = DecoderConfig(k=10, stack_size=20, lattice_beam=0)
-    for jobs in (1, 2):
-        decode_file(d / "model", d / "w.txt", d / "in.txt", lattice_out=d / f"lat{jobs}.gz", config=config, jobs=jobs,
-                    progress=False, chunksize=1)
     spec = read_model_spec(d / "model")
     model = load_model(d / "model", [prepare_tokens(spec, line) for line in lines])
     decoder = Decoder(model, model.read_weights(read_weights(d / "w.txt")), config)
