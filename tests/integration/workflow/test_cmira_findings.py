@@ -15,21 +15,15 @@ import statistics
 
 import pytest
 
-from tests.support.workflow_runner import REPO, snakemake
-
-TINY = REPO / "config/tiny.yaml"
-
 
 @pytest.mark.slow
-def test_tiny_cmira_findings_end_to_end(tmp_path, data_dir):
-    r = snakemake(tmp_path, "--cores", "2", "results/table4_cmira.md", configfile=TINY, data_dir=data_dir,
-                  timeout=1800)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    md = (tmp_path / "results/table4_cmira.md").read_text(encoding="utf-8")
-    with open(tmp_path / "results/table4_cmira.tsv", encoding="utf-8", newline="") as fh:
+def test_tiny_cmira_findings_end_to_end(tiny_table4_run):
+    work = tiny_table4_run.check()  # conftest.py: results/table4_cmira.md is one of its targets
+    md = (work / "results/table4_cmira.md").read_text(encoding="utf-8")
+    with open(work / "results/table4_cmira.tsv", encoding="utf-8", newline="") as fh:
         rows = {(row["feature_set"], row["method"]): row for row in csv.DictReader(fh, delimiter="\t")}
     assert sorted(rows) == sorted((fs, m) for fs in ("small", "medium") for m in ("cmira", "kbmira", "mert"))
-    tune = tmp_path / "results/tune/fr-en"
+    tune = work / "results/tune/fr-en"
 
     def run(fs, method, sample):
         return tune / fs / method / "default" / f"s{sample}"
@@ -52,7 +46,7 @@ def test_tiny_cmira_findings_end_to_end(tmp_path, data_dir):
     # CPU seconds of the first step: each run's benchmark file of rule tune_first
     from smtlib.report.publish import read_benchmark
 
-    first = [read_benchmark(tmp_path / f"results/benchmarks/tune/fr-en/small/cmira/default/s{s}/it1/tune.tsv")
+    first = [read_benchmark(work / f"results/benchmarks/tune/fr-en/small/cmira/default/s{s}/it1/tune.tsv")
              for s in (0, 1)]
     assert float(rows[("small", "cmira")]["first_step_cpu_s"]) == pytest.approx(
         statistics.fmean(b["cpu_extrapolated"] for b in first), abs=1e-4)

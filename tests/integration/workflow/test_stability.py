@@ -53,12 +53,10 @@ def _tsv(path):
 
 
 @pytest.mark.slow
-def test_tiny_stability_end_to_end(tmp_path, data_dir):
-    table_run = "results/tune/fr-en/medium/kbmira/default/s0"
-    r = snakemake(tmp_path, "--cores", "2", "stability", f"{table_run}/it2/weights", configfile=TINY,
-                  data_dir=data_dir, timeout=1800)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    out = tmp_path / "results/stability"
+def test_tiny_stability_end_to_end(tiny_table4_run):
+    table_run = "results/tune/fr-en/medium/kbmira/default/s0"  # one of Table 4's runs
+    work = tiny_table4_run.check()  # conftest.py: `stability` is one of its targets
+    out = work / "results/stability"
     assert sorted(p.name for p in out.iterdir()) == ["fr-en.md", "fr-en.png", "fr-en.tsv"]
     replicas = _tsv(out / "fr-en.tsv")
     assert [(row["method"], row["setting"]) for row in replicas] == [
@@ -66,7 +64,7 @@ def test_tiny_stability_end_to_end(tmp_path, data_dir):
     # each replica's row is its test curve's: recompute from the curve files
     curves = {}
     for row in replicas:
-        run = tmp_path / f"results/tune/fr-en/medium/{row['method']}/{row['setting']}/s0"
+        run = work / f"results/tune/fr-en/medium/{row['method']}/{row['setting']}/s0"
         curve = _tsv(run / "test_curve.tsv")
         curves[(row["method"], row["setting"])] = curve
         assert [int(c["iteration"]) for c in curve] == [0, 1, 2]
@@ -81,11 +79,11 @@ def test_tiny_stability_end_to_end(tmp_path, data_dir):
     # a test BLEU of the curve is the BLEU of that iteration's output, by sacrebleu
     import sacrebleu
 
-    run = tmp_path / "results/tune/fr-en/medium/pro/seed=2/s0"
+    run = work / "results/tune/fr-en/medium/pro/seed=2/s0"
     per_set = []
     for t in ("test2016", "test2017"):
         hyps = (run / f"it3/test.{t}.1best").read_text(encoding="utf-8").splitlines()
-        refs = (tmp_path / f"results/data/fr-en/test.{t}.ref").read_text(encoding="utf-8").splitlines()
+        refs = (work / f"results/data/fr-en/test.{t}.ref").read_text(encoding="utf-8").splitlines()
         per_set.append(sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", lowercase=True).score)
     last = curves[("pro", "seed=2")][-1]
     assert float(last["test_test2016"]) == pytest.approx(per_set[0], abs=1e-4)
@@ -107,7 +105,7 @@ def test_tiny_stability_end_to_end(tmp_path, data_dir):
     assert "SD 0.05 vs 0.13 (5 runs each)" in md  # the paper's numbers beside ours
     # seed-only: the replica at tuning.seed (1) is the table's full-dev-set run, step for step
     for it in (1, 2):
-        replica = (tmp_path / f"results/tune/fr-en/medium/kbmira/seed=1/s0/it{it}/weights").read_bytes()
-        assert replica == (tmp_path / f"{table_run}/it{it}/weights").read_bytes()
-    other = (tmp_path / "results/tune/fr-en/medium/kbmira/seed=2/s0/it2/weights").read_bytes()
-    assert other != (tmp_path / f"{table_run}/it2/weights").read_bytes()
+        replica = (work / f"results/tune/fr-en/medium/kbmira/seed=1/s0/it{it}/weights").read_bytes()
+        assert replica == (work / f"{table_run}/it{it}/weights").read_bytes()
+    other = (work / "results/tune/fr-en/medium/kbmira/seed=2/s0/it2/weights").read_bytes()
+    assert other != (work / f"{table_run}/it2/weights").read_bytes()
