@@ -115,9 +115,13 @@ def closest_name(name: str, known: Iterable[str]) -> str | None:
     return best
 
 
-def edit_distance(a: str, b: str) -> int:
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
     """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
-    substitutions and transpositions of adjacent characters each cost 1."""
+    substitutions and transpositions of adjacent characters each cost 1.
+
+    With ``limit``, a distance above it may come back as ``limit + 1`` (the alignment stops once
+    two rows in a row exceed it: every later cell builds on one of them plus a non-negative cost).
+    """
     previous2: list[int] = []
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -126,6 +130,8 @@ def edit_distance(a: str, b: str) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
             if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if limit is not None and min(current) > limit and min(previous) > limit:
+            return limit + 1
         previous2, previous = previous, current
     return previous[-1]
 
@@ -140,8 +146,14 @@ def closest_dense(name: str, dense_names: Iterable[str]) -> tuple[str, int] | No
     """The dense name ``name`` most likely misspells (case ignored) and the edits between them, or
     None when no dense name is within its :func:`typo_distance`."""
     best = None
+    lowered = name.lower()
     for dense in dense_names:
-        distance = edit_distance(name.lower(), dense.lower())
+        # every edit changes the length by at most one: a name further off in length than the
+        # typo distance cannot be within it (a weights file of 10^5 template features is checked
+        # against the model's dense names in a blink, not in seconds of alignments)
+        if abs(len(lowered) - len(dense)) > typo_distance(dense):
+            continue
+        distance = edit_distance(lowered, dense.lower(), limit=typo_distance(dense))
         if distance <= typo_distance(dense) and (best is None or distance < best[1]):
             best = (dense, distance)
     return best
@@ -194,7 +206,6 @@ def check_weight_names(
             sizes[match["group"]] = max(sizes.get(match["group"], 0), int(match["k"]) + 1)
     lower_dense = {n.lower(): n for n in dense_names}
     lower_groups = {g.lower(): g for g in sizes}
-    known = list(dense_names) + sorted(sparse_known)
 
     def fail(name: str, problem: str, suggestion: str | None = None) -> None:
         hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
@@ -219,7 +230,7 @@ def check_weight_names(
                  closest_name(name, dense_names))
         if "_" not in name:
             fail(name, f"is neither a dense feature value of {what} nor a sparse feature name (sparse names contain '_')",
-                 closest_name(name, known))
+                 closest_name(name, list(dense_names) + sorted(sparse_known)))
         if name in sparse_known:
             continue
         if not has_sparse:
