@@ -151,10 +151,11 @@ def closest_dense(name: str, dense_names: Iterable[str]) -> tuple[str, int] | No
         # every edit changes the length by at most one: a name further off in length than the
         # typo distance cannot be within it (a weights file of 10^5 template features is checked
         # against the model's dense names in a blink, not in seconds of alignments)
-        if abs(len(lowered) - len(dense)) > typo_distance(dense):
+        limit = typo_distance(dense)
+        if abs(len(lowered) - len(dense)) > limit:
             continue
-        distance = edit_distance(lowered, dense.lower(), limit=typo_distance(dense))
-        if distance <= typo_distance(dense) and (best is None or distance < best[1]):
+        distance = edit_distance(lowered, dense.lower(), limit=limit)
+        if distance <= limit and (best is None or distance < best[1]):
             best = (dense, distance)
     return best
 
