@@ -465,12 +465,16 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             "earlier": len(earlier), "tables": copied, "figures": drawn, "commit": commit}
 
 
-def provenance_head(what: str, commit: str, clean: bool, command: str, tool: str) -> str:
-    """The first lines of a ``PROVENANCE.md``: title, commit (and whether its tree was clean), the
-    command, the date and the tool that published."""
+def provenance_head(what: str, commit: str, clean: bool, command: str, tool: str,
+                    earlier: Sequence[str] = ()) -> str:
+    """The first lines of a ``PROVENANCE.md``: title, commit (and whether its tree was clean; a run
+    resumed at a later commit names the ``earlier`` ones first), the command, the date and the tool
+    that published."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    produced = (f"- Produced by commits {', then '.join(f'`{c}`' for c in [*earlier, commit])} (the checkout is "
+                f"now at the last)" if earlier else f"- Produced by commit `{commit}`")
     return (f"# Provenance of these results {what}\n\n"
-            f"- Produced by commit `{commit}`" + ("" if clean else " **with uncommitted changes**") + ".\n"
+            + produced + ("" if clean else " **with uncommitted changes**") + ".\n"
             + (f"- Command: `{command}`\n" if command else "")
             + f"- Published {stamp} with `{tool}`.\n")
 

@@ -17,14 +17,18 @@ directory meant to be tracked (``docs/results/simianer_table2/``):
   sharded loop's rules, the jackknifed fold systems, and the pair's system and batch runs;
 - ``simianer_table2.tsv``, ``simianer_findings.md`` and ``figures/simianer_epochs.png`` where they exist;
 - ``PROVENANCE.md``: the commit and whether its tree was clean, the command, the date, the runs
-  finished and those started and not finished.
+  finished and those started and not finished. A run resumed at a later commit (its driver,
+  ``docs/results/run/phases.sh``, records each start's commit in ``results/run_commits.tsv``) names
+  every commit, and for each finished run the commits whose starts cover its files' modification times.
 
 Nothing is recomputed: every number is read from the run's own outputs.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import os
 import pathlib
 import re
@@ -60,6 +64,46 @@ TABLE_FILES = ("simianer_table2.tsv", "simianer_findings.md", "figures/simianer_
 #: the largest compressed weights file published (an all-templates vector of a training-set run can
 #: hold millions of features; its test output and chosen epoch are published in any case)
 MAX_WEIGHTS_BYTES = 2_000_000
+#: the driver's record of its starts (relative to the workflow directory): UTC time, commit, clean|modified
+DRIVER_COMMITS = "results/run_commits.tsv"
+
+
+def driver_commits(workdir: str | os.PathLike) -> list[tuple[float, str, bool]]:
+    """Each start of the run's driver as (POSIX time, commit, whether the tree was clean), oldest
+    first; empty without a record (:data:`DRIVER_COMMITS`)."""
+    path = pathlib.Path(workdir) / DRIVER_COMMITS
+    if not path.exists():
+        return []
+    starts = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        fields = line.split("\t")
+        try:
+            when = datetime.datetime.strptime(fields[0], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+            if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{40}", fields[1]) or fields[2] not in ("clean", "modified"):
+                raise ValueError
+        except ValueError:
+            raise InputError(f"line {n}: expected 'YYYY-MM-DDTHH:MM:SSZ<TAB>commit<TAB>clean|modified', got {line!r}",
+                             path) from None
+        starts.append((when.timestamp(), fields[1], fields[2] == "clean"))
+    if not starts:
+        raise InputError("empty: the driver writes a line at each start", path)
+    if any(b[0] < a[0] for a, b in zip(starts, starts[1:])):
+        raise InputError("the starts are not in time order", path)
+    return starts
+
+
+def run_commits(run: pathlib.Path, starts: list[tuple[float, str, bool]]) -> list[str]:
+    """The commits, in order, of the driver's starts whose spans (to the next start) hold a modification
+    time of a file of ``run``; files older than the first start count for the first."""
+    times = [p.stat().st_mtime for p in run.rglob("*") if p.is_file()]
+    first, last = min(times), max(times)
+    commits = []
+    for i, (start, commit, _) in enumerate(starts):
+        begin = start if i else -math.inf
+        end = starts[i + 1][0] if i + 1 < len(starts) else math.inf
+        if begin <= last and first < end and commit not in commits:
+            commits.append(commit)
+    return commits
 
 
 def simianer_rule(relative: str) -> str | None:
@@ -116,14 +160,20 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
     if not (workdir / "results").is_dir():
         raise InputError("no results/ directory: not a workflow directory", workdir)
     commit, clean = checkout_state(workdir)
+    starts = driver_commits(workdir)
+    if starts and starts[-1][1] != commit:
+        raise InputError(f"the checkout is at {commit[:12]} but its driver last started at {starts[-1][1][:12]} "
+                         f"({DRIVER_COMMITS}): start the driver again at this commit before publishing", workdir)
+    commits = list(dict.fromkeys(c for _, c, _ in starts)) or [commit]
     base = workdir / "results" / "simianer" / pair
-    finished, unfinished, heavy = [], [], []
+    finished, unfinished, heavy, by_commit = [], [], [], {}
     for run in sgd_run_dirs(workdir, pair):
         name = run.relative_to(base).as_posix()
         if not (run / "test.bleu.json").exists():
             unfinished.append(name)
             continue
         finished.append(name)
+        by_commit[name] = run_commits(run, starts) if len(commits) > 1 else [commit]
         if not publish_sgd_run(run, out / "runs" / name, max_weights_bytes):
             heavy.append(name)
     baseline = []
@@ -149,8 +199,10 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
             copied.append(name)
     with atomic_output(out / "PROVENANCE.md") as fh:
         fh.write(provenance_head(f"(Simianer, Riezler & Dyer 2012, Table 2; {pair})", commit, clean, command,
-                                 "smtlib report publish-simianer"))
+                                 "smtlib report publish-simianer", earlier=commits[:-1]))
         fh.write(f"- Sharded runs finished ({len(finished)}): {', '.join(finished) or 'none yet'}.\n")
+        if len(commits) > 1:
+            fh.write(commits_section(starts, by_commit))
         if batch_method:
             fh.write(f"- Batch tuner's runs ({batch_method}, medium, the tables' protocol) finished: "
                      f"{len(baseline)} ({', '.join(baseline) or 'none yet'}).\n")
@@ -164,5 +216,26 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
                  "Snakemake's last sample at its own rate). The rules without a benchmark file (shards, "
                  "fold corpora, zero vectors, the epoch choice, the table) take seconds.\n")
     return {"finished": len(finished), "unfinished": len(unfinished), "baseline": len(baseline),
-            "tables": copied, "heavy": heavy, "commit": commit}
+            "tables": copied, "heavy": heavy, "commit": commit, "commits": commits}
+
+
+def commits_section(starts: list[tuple[float, str, bool]], by_commit: dict[str, list[str]]) -> str:
+    """The ``PROVENANCE.md`` lines of a run resumed at later commits: each commit's first start and
+    whether its tree was clean, then the finished runs by the commits that wrote their files."""
+    lines, seen = [f"- The run's driver started at {len(dict.fromkeys(c for _, c, _ in starts))} commits "
+                   f"(`{DRIVER_COMMITS}`):"], set()
+    for when, commit, clean in starts:
+        if commit not in seen:
+            seen.add(commit)
+            stamp = datetime.datetime.fromtimestamp(when, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            lines.append(f"  - `{commit}` from {stamp}" + ("" if clean else " **with uncommitted changes**") + ";")
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, commits in by_commit.items():
+        groups.setdefault(tuple(commits), []).append(name)
+    lines.append("- The finished runs by the commits whose starts cover their files' modification times "
+                 "(the fold systems and templated models they read are not counted):")
+    for commits, names in groups.items():
+        label = " then ".join(f"`{c[:12]}`" for c in commits)
+        lines.append(f"  - {label} ({len(names)}): {', '.join(names)};")
+    return "\n".join(lines) + "\n"
 

@@ -7,7 +7,9 @@
 #   docs/results/run/phases.sh RUN_DIR CORES PHASES_FILE
 #
 # RUN_DIR is the run's clone (e.g. results/table-run), with its environment beside it (RUN_DIR-venv)
-# and the shared data reachable as ../shared/data from inside it; the log is RUN_DIR.log.
+# and the shared data reachable as ../shared/data from inside it; the log is RUN_DIR.log. Each start
+# appends its time, the clone's commit and whether its tree was clean to RUN_DIR/results/run_commits.tsv,
+# so that a run resumed at a later commit names which commit wrote what (smtlib report publish-simianer).
 # Start it in the background: (setsid nohup docs/results/run/phases.sh results/table-run 2 \
 #   docs/results/run/phases.txt > /dev/null 2>&1 &); stop it with SIGTERM to its process group.
 set -u
@@ -16,6 +18,9 @@ log="$run_dir.log"
 export PATH="$run_dir-venv/bin:$PATH"
 threads="decode_first=1 decode_dev=1 decode_dev_lattice=1 decode_test=1 tune_lattice=1"
 cd "$run_dir"
+mkdir -p results
+state=clean; [ -z "$(git status --porcelain --untracked-files=no)" ] || state=modified
+printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git rev-parse HEAD)" "$state" >> results/run_commits.tsv
 while read -r targets; do
     case "$targets" in ""|"#"*) continue ;; esac
     echo "=== $(date -u +%FT%TZ) phase: $(echo $targets | wc -w) targets" >> "$log"

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
 
 import pytest
 import sacrebleu
 
-from smtlib.report.publish_simianer import publish_simianer, simianer_costs, simianer_rule
+from smtlib.errors import InputError
+from smtlib.report.publish_simianer import DRIVER_COMMITS, publish_simianer, simianer_costs, simianer_rule
 from tests.unit.report.test_publish import _bench, _checkout, _run
 
 SIM = "results/simianer/fr-en"
@@ -121,3 +124,53 @@ def test_the_table_rebuilds_from_the_records_bit_for_bit(workdir, tmp_path, cli)
         return out.read_bytes()
 
     assert table(workdir / SIM, tmp_path / "run.tsv") == table(tmp_path / "pub" / "runs", tmp_path / "records.tsv")
+
+
+def _set_mtime(run, when):
+    for path in run.rglob("*"):
+        if path.is_file():
+            os.utime(path, (when, when))
+
+
+def test_a_run_resumed_at_a_later_commit_names_which_commit_wrote_each_run(workdir, tmp_path):
+    head = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    old = "a" * 40
+    (workdir / DRIVER_COMMITS).write_text(f"2026-11-29T19:00:00Z\t{old}\tclean\n"
+                                          f"2026-11-30T01:00:00Z\t{old}\tclean\n"
+                                          f"2026-11-30T03:00:00Z\t{head}\tclean\n")
+    hour = 3600
+    switch = 1796007600  # 2026-11-30T03:00:00Z
+    _set_mtime(workdir / SIM / "default/sgd-dev/split1", switch - 5 * hour)  # before the switch
+    straddling = workdir / SIM / "id-ng-shape/iterselsgd-train/split1"
+    _set_mtime(straddling, switch - hour)
+    os.utime(straddling / "test.bleu.json", (switch + hour, switch + hour))
+    done = publish_simianer(workdir, "fr-en", tmp_path / "pub")
+    assert done["commits"] == [old, head]
+    provenance = (tmp_path / "pub" / "PROVENANCE.md").read_text()
+    assert f"Produced by commits `{old}`, then `{head}`" in provenance
+    assert "started at 2 commits" in provenance and "from 2026-11-29 19:00 UTC" in provenance
+    assert f"  - `{old[:12]}` (1): default/sgd-dev/split1;" in provenance
+    assert f"  - `{old[:12]}` then `{head[:12]}` (1): id-ng-shape/iterselsgd-train/split1;" in provenance
+
+
+def test_one_commit_in_the_driver_record_reads_as_before(workdir, tmp_path):
+    head = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    (workdir / DRIVER_COMMITS).write_text(f"2026-11-29T19:00:00Z\t{head}\tclean\n")
+    done = publish_simianer(workdir, "fr-en", tmp_path / "pub")
+    provenance = (tmp_path / "pub" / "PROVENANCE.md").read_text()
+    assert done["commits"] == [head] and f"Produced by commit `{head}`." in provenance
+    assert "driver started" not in provenance
+
+
+@pytest.mark.parametrize("record, message", [
+    (f"2026-11-29T19:00:00Z\t{'b' * 40}\tclean\n", "start the driver again at this commit"),
+    ("2026-11-29 19:00\tabc\tclean\n", "line 1: expected"),
+    ("", "empty"),
+])
+def test_a_driver_record_that_does_not_fit_the_checkout_is_refused(workdir, tmp_path, record, message):
+    (workdir / DRIVER_COMMITS).write_text(record)
+    with pytest.raises(InputError, match=message):
+        publish_simianer(workdir, "fr-en", tmp_path / "pub")
+    assert not (tmp_path / "pub").exists()
