@@ -39,6 +39,7 @@ byte (``l'`` -> ``l%27``, ``2`` -> ``%32``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pathlib
 from collections.abc import Callable
 
@@ -58,7 +59,20 @@ NON11 = "@non11"
 
 def escape_word(word: str) -> str:
     """A word as it appears inside a feature name (see the module docstring)."""
+    if word.isalpha():  # most words: nothing to escape
+        return word
     return "".join(ch if ch.isalpha() else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in word)
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def _escaped(word: str) -> str:
+    """:func:`escape_word`, remembered: a phrase table repeats its words a million times."""
+    return escape_word(word)
+
+
+def escape_phrase(words: list[str]) -> str:
+    """``escape_word(" ".join(words))``, a word at a time (the space is ``%20``)."""
+    return "%20".join(_escaped(w) for w in words)
 
 
 def _top_words(counts: np.ndarray, vocab: np.ndarray, k: int) -> np.ndarray:
@@ -316,10 +330,10 @@ def rule_features(src: str, tgt: str, groups: tuple[str, ...]) -> dict[str, int]
         if group not in groups:
             continue
         if group == "id":
-            features[f"ri_{escape_word(' '.join(src_words))}~{escape_word(' '.join(tgt_words))}"] = 1
+            features[f"ri_{escape_phrase(src_words)}~{escape_phrase(tgt_words)}"] = 1
         elif group == "ng":
             for a, b in zip(src_words, src_words[1:]):
-                name = f"rn_{escape_word(a)}~{escape_word(b)}"
+                name = f"rn_{_escaped(a)}~{_escaped(b)}"
                 features[name] = features.get(name, 0) + 1
         else:
             features[f"rs_s{len(src_words)}t{len(tgt_words)}"] = 1

@@ -130,3 +130,13 @@ def test_exact_count_table_gives_every_joint_count_its_own_feature(tmp_path):
     (tmp_path / "bad.txt").write_text(lines[0] + "\nle ||| the ||| 0.9\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"bad.txt:2: "):
         exact_count_table(tmp_path / "bad.txt", tmp_path / "bad.out")
+
+
+def test_a_phrase_escapes_a_word_at_a_time_as_it_does_whole():
+    from smtlib.system.sparse import escape_phrase
+
+    phrases = [["chat"], ["l'", "été"], ["2", "=", "a_b"], ["ß", "İ", "\u0301e", "日本", "x\u200by"], ["%20", "a b"[0]]]
+    for words in phrases:
+        whole = "".join(ch if ch.isalpha() else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+                        for ch in " ".join(words))
+        assert escape_phrase(words) == whole == escape_word(" ".join(words))
