@@ -20,7 +20,7 @@ import numpy as np
 
 from smtlib._dot import dot, matvec
 from smtlib.decoder.cube import cube_search_nb
-from smtlib.decoder.model import PhraseModel, Weights, lm_estimate_nb
+from smtlib.decoder.model import PhraseModel, Weights, add_sparse_dots, lm_estimate_nb
 from smtlib.decoder.phrases import ragged_take
 from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
@@ -415,8 +415,8 @@ class Decoder:
         sparse_sc = np.zeros(len(sel))
         if len(self.sparse_w):
             uniq, inv = np.unique(ent, return_inverse=True)
-            per = np.array([dot(self.sparse_w[m.entry_sparse[e][0]], m.entry_sparse[e][1]) if e >= 0 else 0.0
-                            for e in uniq])
+            per = np.zeros(len(uniq))
+            add_sparse_dots(m.entry_sparse, self.sparse_w, uniq, per)
             sparse_sc = per[inv]
         recomputed = matvec(dense, self.weights.dense) + sparse_sc
         if len(sel) and not np.allclose(recomputed, deltas, rtol=1e-9, atol=1e-6):

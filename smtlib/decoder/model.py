@@ -302,12 +302,29 @@ class PhraseModel:
         out -= weights.dense[lay.wp_col] * self.entry_tgt.lengths(entries).astype(np.float64)
         if weights.sparse and self.sparse_names:
             sw = weights.sparse_vector(self.sparse_names) if sparse_w is None else sparse_w
-            sparse = self.entry_sparse
-            has = np.flatnonzero(sparse.offsets[entries + 1] > sparse.offsets[entries])
-            for i in has.tolist():
-                ids, vals = sparse[entries[i]]
-                out[i] += dot(sw[ids], vals)
+            add_sparse_dots(self.entry_sparse, sw, entries, out)
         return out
+
+
+def add_sparse_dots(rows: SparseRows, weights: np.ndarray, entries: np.ndarray, out: np.ndarray) -> None:
+    """``out[i] += dot(weights[ids], values)`` for each entry ``entries[i]`` with sparse features
+    (``rows[e]``); entries without any, and ``-1``, leave ``out[i]`` as it is."""
+    _add_sparse_dots_nb(rows.offsets, rows.ids, rows.values, np.ascontiguousarray(weights, dtype=np.float64),
+                        np.ascontiguousarray(entries, dtype=np.int64), out)
+
+
+@numba.njit(cache=True)
+def _add_sparse_dots_nb(offsets, ids, values, weights, entries, out):  # pragma: no cover - compiled
+    # term for term the sum of smtlib._dot.dot (from 0.0, in stored order, float64, no fast-math),
+    # so that a score has the same bits as one entry at a time through dot
+    for i in range(entries.shape[0]):
+        e = entries[i]
+        if e < 0 or offsets[e + 1] == offsets[e]:
+            continue
+        total = 0.0
+        for k in range(offsets[e], offsets[e + 1]):
+            total += weights[ids[k]] * np.float64(values[k])
+        out[i] += total
 
 
 def prepare_tokens(spec: ModelSpec, line: str) -> list[str]:
