@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pathlib
 import subprocess
 
 import pytest
@@ -174,3 +175,27 @@ def test_a_driver_record_that_does_not_fit_the_checkout_is_refused(workdir, tmp_
     with pytest.raises(InputError, match=message):
         publish_simianer(workdir, "fr-en", tmp_path / "pub")
     assert not (tmp_path / "pub").exists()
+
+
+def test_the_run_driver_records_each_start_s_commit_and_the_publisher_reads_it(tmp_path):
+    """docs/results/run/phases.sh, with a stand-in snakemake: each start appends its commit and whether the
+    tree was clean to results/run_commits.tsv, in the format the publisher reads."""
+    from smtlib.report.publish_simianer import driver_commits
+
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    run = tmp_path / "run"
+    head = _checkout(run, "# workflow\n")
+    bin_dir = tmp_path / "run-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "snakemake").write_text("#!/bin/sh\necho \"snakemake $*\"\n")
+    (bin_dir / "snakemake").chmod(0o755)
+    phases = tmp_path / "phases.txt"
+    phases.write_text("# a comment\nresults/a.txt\n")
+    script = repo / "docs" / "results" / "run" / "phases.sh"
+    for _ in range(2):
+        subprocess.run(["bash", str(script), str(run), "1", str(phases)], check=True)
+    (run / "Snakefile").write_text("# changed\n")
+    subprocess.run(["bash", str(script), str(run), "1", str(phases)], check=True)
+    starts = driver_commits(run)
+    assert [(commit, clean) for _, commit, clean in starts] == [(head, True), (head, True), (head, False)]
+    assert "all phases done" in (tmp_path / "run.log").read_text()
