@@ -390,6 +390,16 @@ def cmd_publish_simianer(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish_stability(args: argparse.Namespace) -> int:
+    from smtlib.report.publish_stability import publish_stability
+
+    done = publish_stability(args.workdir, args.pair, args.out, command=args.run_command or "")
+    print(f"smtlib report publish-stability: {len(done['finished'])} finished replicas, "
+          f"{len(done['unfinished'])} started and unfinished, report files: {', '.join(done['reports']) or 'none yet'} "
+          f"(commit {done['commit'][:12]})", file=sys.stderr)
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from smtlib.report.publish import publish
 
@@ -543,6 +553,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="config simianer.batch_baseline: the batch tuner whose medium runs are published "
                         "(default kbmira; 'none' for no such row)")
     p.set_defaults(_action=cmd_publish_simianer)
+
+    p = sub.add_parser("publish-stability", help="Hopkins & May's seed-only replicas of one pair: records, test "
+                                                  "curves, findings, costs and commit, for the repository")
+    p.add_argument("--workdir", required=True, help="the directory snakemake ran in (a git checkout)")
+    p.add_argument("--pair", required=True, help="a pair of config stability.pairs")
+    p.add_argument("--out", required=True, help="output directory, e.g. docs/results/stability/fr-en")
+    p.add_argument("--command", dest="run_command", help="the snakemake command that produced the run (recorded)")
+    p.set_defaults(_action=cmd_publish_stability)
 
     p = sub.add_parser("pro-mert", help="Hopkins & May (2011) Figure 3: synthetic PRO vs MERT vs kb-mira")
     p.add_argument("--dims", type=integer_at_least(1), nargs="+", help="feature dimensions (default: H&M's, 10 .. 1000)")
