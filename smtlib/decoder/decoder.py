@@ -466,25 +466,32 @@ class Decoder:
         # every path's features at once (a path has at least one edge: start -> goal)
         sums = np.add.reduceat(edges.dense[paths[: offs[n]]], offs[:n], axis=0)
         rounded, texts = _round(sums)
+        # every line's w . h at once: each row summed as dot sums it, so the same bits
+        dense_totals = matvec(rounded, self.weights.dense).tolist()
         width = sums.shape[1]
         groups = self.model.layout.groups
         with_sparse = len(self.model.sparse_names) > 0
+        # the k-best paths share most of their edges: each edge's words and sparse features looked up once
+        used = np.unique(paths[: offs[n]]).tolist()
+        edge_texts = {e: self._phrase_text(edges, e) for e in used}
+        edge_sparse = {e: self._edge_sparse(edges, e) for e in used} if with_sparse else {}
+        all_paths, bounds = paths[: offs[n]].tolist(), offs[: n + 1].tolist()
         lines = []
         for i in range(n):
-            path = paths[offs[i] : offs[i + 1]].tolist()
-            hyp = " ".join(t for t in (self._phrase_text(edges, e) for e in path) if t)
+            path = all_paths[bounds[i] : bounds[i + 1]]
+            hyp = " ".join(t for t in (edge_texts[e] for e in path) if t)
             h_dense = rounded[i]
             h_sparse: dict[str, float] = {}
             sparse_texts: list[tuple[str, str]] = []
             if with_sparse:
                 for e in path:
-                    for name, v in self._edge_sparse(edges, e).items():
+                    for name, v in edge_sparse[e].items():
                         h_sparse[name] = h_sparse.get(name, 0.0) + v
                 # printed once, as _round does for the dense values: the text and its rounded value
                 sparse_texts = [(name, DECODED.value(v)) for name, v in sorted(h_sparse.items()) if v != 0.0]
                 h_sparse = {name: float(text) for name, text in sparse_texts}
             terms = [self.weights.sparse.get(nm, 0.0) * v for nm, v in h_sparse.items()]
-            total = dot(h_dense, self.weights.dense) + sum(terms)
+            total = dense_totals[i] + sum(terms)
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
