@@ -39,7 +39,7 @@ import re
 import numba
 import numpy as np
 
-from smtlib._dot import dot, matvec
+from smtlib._dot import matvec
 from smtlib.decoder.lm import NGramLM, lm_score_word
 from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows
 from smtlib.errors import InputError
