@@ -270,6 +270,15 @@ def run_record(run_dir: str | os.PathLike) -> dict | None:
     }
 
 
+def write_run_record(run_dir: pathlib.Path, record: dict, target: pathlib.Path) -> None:
+    """A finished run's record as ``<target>.json`` (``target``: ``runs/<fs>/<method>/<setting>/s<N>``)
+    and its test outputs beside it (:func:`publish_outputs`, named ``s<N>.test.<testset>.1best.gz``)."""
+    with atomic_output(target.parent / f"{target.name}.json") as fh:
+        json.dump(record, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    publish_outputs(run_dir, target.parent, f"{target.name}.")
+
+
 def publish_outputs(directory: pathlib.Path, out: pathlib.Path, prefix: str) -> list[pathlib.Path]:
     """Each ``test.<testset>.1best`` of ``directory`` as ``out/<prefix>test.<testset>.1best.gz``."""
     written = []
@@ -399,10 +408,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
             unfinished.append(name.as_posix())
             continue
         finished.append(name.as_posix())
-        with atomic_output(out / "runs" / f"{name.as_posix()}.json") as fh:
-            json.dump(record, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        publish_outputs(run_dir, out / "runs" / name.parent, f"{name.name}.")
+        write_run_record(run_dir, record, out / "runs" / name)
     for initial in sorted((workdir / "results" / "systems" / pair).glob("*/initial")):
         if feature_sets is None or initial.parent.name in feature_sets:
             publish_outputs(initial, out / "initial" / initial.parent.name, "")

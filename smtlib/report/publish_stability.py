@@ -25,7 +25,6 @@ Nothing is recomputed: every number is read from the run's own outputs.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import re
@@ -34,14 +33,16 @@ from smtlib.errors import InputError
 from smtlib.io import atomic_output
 from smtlib.report.publish import (
     _copy,
+    benchmark_files,
     benchmark_rule,
+    benchmark_setting,
     checkout_state,
     format_costs,
     provenance_head,
-    publish_outputs,
     run_dirs,
     run_record,
     sum_costs,
+    write_run_record,
 )
 
 #: a seed-only replica's setting (smtlib.workflow.runs.replica_setting, which smtlib does not import:
@@ -58,16 +59,12 @@ def replica_dirs(workdir: str | os.PathLike, pair: str) -> list[pathlib.Path]:
 
 def stability_costs(workdir: str | os.PathLike, pair: str) -> list[dict]:
     """Per rule, the costs of the replicas' own jobs and of the pair's findings job."""
-    root = pathlib.Path(workdir) / "results" / "benchmarks"
     jobs = []
-    for path in sorted((root / "tune" / pair).rglob("*.tsv")) if (root / "tune" / pair).is_dir() else []:
-        relative = path.relative_to(root).as_posix()
-        parts = relative.split("/")
-        if len(parts) > 5 and _REPLICA_SETTING.fullmatch(parts[4]):
-            rule = benchmark_rule(relative)
-            if rule is not None:
-                jobs.append((rule, path))
-    findings = root / "stability" / f"{pair}.tsv"
+    for relative, path in benchmark_files(workdir, pair).items():
+        setting, rule = benchmark_setting(relative), benchmark_rule(relative)
+        if setting is not None and _REPLICA_SETTING.fullmatch(setting) and rule is not None:
+            jobs.append((rule, path))
+    findings = pathlib.Path(workdir) / "results" / "benchmarks" / "stability" / f"{pair}.tsv"
     if findings.is_file():
         jobs.append(("stability_findings", findings))
     return sum_costs(jobs)
@@ -93,11 +90,8 @@ def publish_stability(workdir: str | os.PathLike, pair: str, out_dir: str | os.P
             continue
         finished.append(name)
         target = out / "runs" / name
-        with atomic_output(target.parent / f"{run.name}.json") as fh:
-            json.dump(record, fh, indent=1, sort_keys=True)
-            fh.write("\n")
+        write_run_record(run, record, target)
         _copy(run / "test_curve.tsv", target.parent / f"{run.name}.test_curve.tsv")
-        publish_outputs(run, target.parent, f"{run.name}.")
     copied = []
     for suffix in REPORT_SUFFIXES:
         src = workdir / "results" / "stability" / f"{pair}{suffix}"
