@@ -40,6 +40,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_lines
@@ -178,7 +179,7 @@ def check_weight_names(
     dense_names
         The input's dense value names in order (``NAME_k``, or Joshua's plain names).
     sparse_names
-        Sparse feature names the input is known to have.
+        Sparse feature names the input is known to have (a set or a mapping is used as it is).
     has_sparse
         Whether the input has sparse features (default: ``sparse_names`` is not empty); when it
         has none, every name must be a dense value of it.
@@ -196,7 +197,8 @@ def check_weight_names(
     """
     path = getattr(weights, "path", None) or path
     lines = getattr(weights, "lines", {})
-    sparse_known = set(sparse_names)
+    # a set or a name -> position map is used as it is (a model's million names are not copied per check)
+    sparse_known = sparse_names if isinstance(sparse_names, (AbstractSet, Mapping)) else set(sparse_names)
     if has_sparse is None:
         has_sparse = bool(sparse_known)
     dense = set(dense_names)

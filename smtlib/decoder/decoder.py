@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numba
@@ -26,7 +27,7 @@ from smtlib.decoder.search import search_nb
 from smtlib.decoder.search_graph import LanguageModels, SearchGraph, SearchInput, SearchWeights
 from smtlib.decoder.search_graph import Options as SearchOptions
 from smtlib.decoder.settings import DecoderConfig
-from smtlib.kbest.format import DECODED, features_field
+from smtlib.kbest.format import DECODED, FeatureGroup, features_field
 from smtlib.lattice.format import IndexedValues, Lattice
 from smtlib.lattice.paths import beam_prune_nb, kbest_nb
 
@@ -204,7 +205,14 @@ class KBestLine(NamedTuple):
     dense: np.ndarray  #: dense features as printed (rounded to 6 significant digits)
     sparse: dict[str, float]
     total: float  #: ``w . h`` of the printed features
-    features: str  #: the printed features field (``Name= v ...``)
+    #: the dense groups, the dense values' texts and the sparse ``(name, text)`` pairs as printed
+    printed: tuple[Sequence[FeatureGroup | tuple[str, int]], Sequence[str], Sequence[tuple[str, str]]]
+
+    @property
+    def features(self) -> str:
+        """The printed features field (``Name= v ...``), joined only when asked for: a tuner that
+        reads the values (``smtlib sgd pass``) never needs the text."""
+        return features_field(*self.printed)
 
 
 class Decoder:
@@ -219,7 +227,7 @@ class Decoder:
         self.w_dist = float(weights.dense[lay.dist_col])
         self.w_lr = weights.dense[lay.lr_col : lay.lr_col + 6].copy() if lay.lr_col >= 0 else np.zeros(6)
         self.use_lr = lay.lr_col >= 0
-        self.sparse_w = weights.sparse_vector(model.sparse_names)
+        self.sparse_w = weights.sparse_vector(model.sparse_index)
         self.lm_bos = np.array([lm.vocab["<s>"] for lm in model.lms], dtype=np.int64)
         self.lm_eos = np.array([lm.vocab["</s>"] for lm in model.lms], dtype=np.int64)
         self._search_weights = SearchWeights(self.w_lm, self.w_dist, self.w_lr, self.use_lr)
@@ -257,7 +265,7 @@ class Decoder:
         flat = np.concatenate(all_entries)
         static = m.entry_static(self.weights, flat, self.sparse_w)
         offs, words = m.entry_tgt.take(flat)
-        est = static + matvec(self._phrase_lm_flat(words, offs), self.w_lm)
+        est = static + matvec(m.entry_lm(flat, offs, words), self.w_lm)
         pos = 0
         limit = self.config.table_limit
         for s, ents in zip(todo, all_entries, strict=True):
@@ -495,7 +503,7 @@ class Decoder:
             if not self._total_matches(total, float(scores[i]), h_dense, terms):
                 raise RuntimeError(f"sentence {sent_id}: k-best total {total} != search score {scores[i]}")
             lines.append(KBestLine(hyp, h_dense, h_sparse, total,
-                                   features_field(groups, texts[i * width : (i + 1) * width], sparse_texts)))
+                                   (groups, texts[i * width : (i + 1) * width], sparse_texts)))
         # sort by the printed totals (rounding may swap near-ties), keeping the search order on ties
         lines.sort(key=lambda x: -x.total)
         return lines
@@ -565,5 +573,5 @@ class Decoder:
         lat = None
         if lattice:
             lat = Lattice(sent_id, 2, np.array([0]), np.array([1]), [()], dense[None, :], [{}], list(lay.names))
-        line = KBestLine("", h, {}, total, features_field(lay.groups, texts, ()))
+        line = KBestLine("", h, {}, total, (lay.groups, texts, ()))
         return SentenceResult(sent_id, "", total, [line], lat, 2, 1)

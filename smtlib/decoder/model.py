@@ -33,15 +33,17 @@ noted where it is implemented):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
+from collections.abc import Mapping
 
 import numba
 import numpy as np
 
 from smtlib._dot import matvec
 from smtlib.decoder.lm import NGramLM, lm_score_word
-from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows
+from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows, ragged_take
 from smtlib.errors import InputError
 from smtlib.system.modeldir import ModelSpec
 from smtlib.weights import check_weight_names
@@ -121,8 +123,15 @@ class Weights:
     dense: np.ndarray
     sparse: dict[str, float]
 
-    def sparse_vector(self, sparse_names: list[str]) -> np.ndarray:
-        return np.array([self.sparse.get(n, 0.0) for n in sparse_names], dtype=np.float64)
+    def sparse_vector(self, sparse_index: Mapping[str, int]) -> np.ndarray:
+        """The sparse weights as a vector aligned with a model's sparse names (``sparse_index``: name ->
+        position; :attr:`PhraseModel.sparse_index`), 0 where a name has no weight."""
+        out = np.zeros(len(sparse_index), dtype=np.float64)
+        for name, value in self.sparse.items():
+            pos = sparse_index.get(name)
+            if pos is not None:
+                out[pos] = value
+        return out
 
 
 @numba.njit(cache=True)
@@ -212,6 +221,9 @@ class PhraseModel:
     lm_ub: np.ndarray = dataclasses.field(repr=False, default=None)
     lm_known: list[np.ndarray] | None = dataclasses.field(repr=False, default=None)
     compiled: bool = False
+    #: context-free LM scores per entry, computed on first use (:meth:`entry_lm`), and which are
+    _entry_lm: np.ndarray | None = dataclasses.field(repr=False, default=None)
+    _entry_lm_done: np.ndarray | None = dataclasses.field(repr=False, default=None)
 
     @property
     def n_tables(self) -> int:
@@ -224,6 +236,33 @@ class PhraseModel:
     def prepare_source(self, line: str) -> list[str]:
         """Tokens of an input line as the model expects them (see :func:`prepare_tokens`)."""
         return prepare_tokens(self.spec, line)
+
+    @functools.cached_property
+    def sparse_index(self) -> dict[str, int]:
+        """Sparse feature name -> its position in :attr:`sparse_names` (built once per model: a templated
+        model has hundreds of thousands of names, and every decoder and weights check needs them)."""
+        return {name: i for i, name in enumerate(self.sparse_names)}
+
+    def entry_lm(self, entries: np.ndarray, offs: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """``(len(entries), n_lms)`` context-free LM scores of the entries' target phrases (``offs`` and
+        ``words``: their target words, as ``entry_tgt.take(entries)`` gives them; no entry twice).
+
+        Each entry's row is computed once per model and kept: the row depends on the entry and
+        the LMs only, and a tuner that builds a decoder per sentence for new weights (``smtlib sgd
+        pass``, online MIRA) would otherwise score the same phrases again in every sentence.
+        """
+        if self._entry_lm is None:
+            # untouched rows of a large table cost no memory (the pages are never written)
+            self._entry_lm = np.empty((len(self.entry_tm), len(self.lms)), dtype=np.float64)
+            self._entry_lm_done = np.zeros(len(self.entry_tm), dtype=bool)
+        missing = np.flatnonzero(~self._entry_lm_done[entries])
+        if len(missing):
+            sub_offs, sub_words = ragged_take(offs, words, missing)
+            new = entries[missing]
+            self._entry_lm[new] = lm_estimate_nb(self.lm_tab, self.lm_tabf, self.lm_off, self.lm_mask, self.lm_order,
+                                                 self.lm_map, sub_words, sub_offs)
+            self._entry_lm_done[new] = True
+        return self._entry_lm[entries]
 
     def word_id(self, word: str) -> int:
         return self.vocab[word]
@@ -282,7 +321,7 @@ class PhraseModel:
         InputError
             On a name the shared rule rejects (:func:`smtlib.weights.check_weight_names`).
         """
-        check_weight_names(weights, self.layout.names, sparse_names=self.sparse_names,
+        check_weight_names(weights, self.layout.names, sparse_names=self.sparse_index,
                            has_sparse=self.spec.sparse or bool(self.sparse_names),
                            what=f"the {self.spec.feature_set} model", path=path)
         dense_names = set(self.layout.names)
@@ -294,14 +333,14 @@ class PhraseModel:
     def entry_static(self, weights: Weights, entries: np.ndarray, sparse_w: np.ndarray | None = None) -> np.ndarray:
         """``w . (phrase scores, word penalty, sparse features)`` of the given entries.
 
-        ``sparse_w`` is ``weights.sparse_vector(self.sparse_names)`` if the caller has it already.
+        ``sparse_w`` is ``weights.sparse_vector(self.sparse_index)`` if the caller has it already.
         """
         lay = self.layout
         wtm = np.concatenate([weights.dense[c : c + 4] for c in lay.tm_cols])
         out = matvec(self.entry_tm[entries], wtm)
         out -= weights.dense[lay.wp_col] * self.entry_tgt.lengths(entries).astype(np.float64)
         if weights.sparse and self.sparse_names:
-            sw = weights.sparse_vector(self.sparse_names) if sparse_w is None else sparse_w
+            sw = weights.sparse_vector(self.sparse_index) if sparse_w is None else sparse_w
             add_sparse_dots(self.entry_sparse, sw, entries, out)
         return out
 

@@ -49,6 +49,7 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import numpy as np
@@ -74,7 +75,7 @@ class _LiveWeights(Weights):
 
     vector: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
-    def sparse_vector(self, sparse_names: list[str]) -> np.ndarray:
+    def sparse_vector(self, sparse_index: Mapping[str, int]) -> np.ndarray:
         return self.vector
 
 
@@ -177,8 +178,8 @@ def decode_pass(
     model = load_model(model_dir, [prepare_tokens(spec, line) for line in sources])
     checked = model.read_weights(dict(init))
     w = _GrowingWeights(checked.dense, checked.sparse)
-    model_pos = {name: i for i, name in enumerate(model.sparse_names)}
-    live_vector = np.array([checked.sparse.get(name, 0.0) for name in model.sparse_names], dtype=np.float64)
+    model_pos = model.sparse_index
+    live_vector = checked.sparse_vector(model_pos)
     live_sparse = dict(checked.sparse)  # the decoder reads sparse weights by name as well (k-best totals)
     load_seconds = time.process_time() - t0
     pairs = violated = updated = 0
