@@ -12,6 +12,12 @@
 # so that a run resumed at a later commit names which commit wrote what (smtlib report publish-simianer).
 # Start it in the background: (setsid nohup docs/results/run/phases.sh results/table-run 2 \
 #   docs/results/run/phases.txt > /dev/null 2>&1 &); stop it with SIGTERM to its process group.
+#
+# A line "free PATH..." (paths relative to RUN_DIR, shell globs allowed) deletes intermediate files
+# whose every consumer is in the phases above it (a run's fold systems and templated models take tens
+# of GB): they are first moved aside, and deleted only if Snakemake then plans nothing for any target
+# above the line; otherwise they are moved back and the driver stops. Each deletion is appended to
+# RUN_DIR/results/run_freed.tsv (time, kB freed, paths).
 set -u
 run_dir=$(cd "$1" && pwd); cores=$2; phases=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 log="$run_dir.log"
@@ -21,8 +27,36 @@ cd "$run_dir"
 mkdir -p results
 state=clean; [ -z "$(git status --porcelain --untracked-files=no)" ] || state=modified
 printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git rev-parse HEAD)" "$state" >> results/run_commits.tsv
+done_targets=""
+free_paths() {
+    local aside="results/.freed-$$" kb paths="$*"
+    if [ -z "$done_targets" ]; then
+        echo "=== $(date -u +%FT%TZ) free refused: no phase above it" >> "$log"
+        return 1
+    fi
+    rm -rf "$aside"
+    for p in $paths; do
+        [ -e "$p" ] || continue
+        mkdir -p "$aside/$(dirname "$p")" && mv "$p" "$aside/$p"
+    done
+    [ -d "$aside" ] || { echo "=== $(date -u +%FT%TZ) free: nothing left of $paths" >> "$log"; return 0; }
+    if snakemake -n --config data_dir=../shared/data -- $done_targets 2>&1 | tail -1 | grep -q "^Nothing to be done"; then
+        kb=$(du -sk "$aside" | cut -f1)
+        rm -rf "$aside"
+        printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$kb" "$paths" >> results/run_freed.tsv
+        echo "=== $(date -u +%FT%TZ) freed $kb kB: $paths" >> "$log"
+    else
+        cp -al "$aside"/. . && rm -rf "$aside"  # every file back in place (hard links, same disk)
+        echo "=== $(date -u +%FT%TZ) free refused: Snakemake would rebuild some of $paths for a finished phase" >> "$log"
+        return 1
+    fi
+}
 while read -r targets; do
     case "$targets" in ""|"#"*) continue ;; esac
+    if [ "${targets%% *}" = free ]; then
+        free_paths ${targets#free } || exit 1
+        continue
+    fi
     echo "=== $(date -u +%FT%TZ) phase: $(echo $targets | wc -w) targets" >> "$log"
     snakemake --unlock --config data_dir=../shared/data -- $targets >> "$log" 2>&1
     if ! snakemake --cores "$cores" --set-threads $threads --rerun-incomplete --config data_dir=../shared/data \
@@ -30,5 +64,6 @@ while read -r targets; do
         echo "=== $(date -u +%FT%TZ) phase failed" >> "$log"
         exit 1
     fi
+    done_targets="$done_targets $targets"
 done < "$phases"
 echo "=== $(date -u +%FT%TZ) all phases done" >> "$log"

@@ -199,3 +199,58 @@ def test_the_run_driver_records_each_start_s_commit_and_the_publisher_reads_it(t
     starts = driver_commits(run)
     assert [(commit, clean) for _, commit, clean in starts] == [(head, True), (head, True), (head, False)]
     assert "all phases done" in (tmp_path / "run.log").read_text()
+
+
+def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase_would_rebuild_them(tmp_path):
+    """A "free PATH..." line of the phases file deletes the files when Snakemake's dry run over the phases
+    above it plans nothing (recorded in results/run_freed.tsv); when it plans jobs, the files are put back
+    as they were and the driver stops."""
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    run = tmp_path / "run"
+    _checkout(run, "# workflow\n")
+    bin_dir = tmp_path / "run-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    # the stand-in's dry run plans a job while the file "stale" exists in the run directory
+    (bin_dir / "snakemake").write_text(
+        '#!/bin/sh\ncase " $* " in\n'
+        '  *" -n "*) if [ -e stale ]; then echo "total 1"; '
+        'else echo "Nothing to be done (all requested files are present and up to date)."; fi ;;\n'
+        '  *) echo "snakemake $*" ;;\nesac\n')
+    (bin_dir / "snakemake").chmod(0o755)
+    big = run / "results" / "big"
+    big.mkdir(parents=True)
+    for name in ("x.bin", "y.bin", "keep.txt"):
+        (big / name).write_text(name * 1000)
+    phases = tmp_path / "phases.txt"
+    phases.write_text("results/a.txt\nfree results/big/*.bin results/absent\nresults/b.txt\n")
+    script = repo / "docs" / "results" / "run" / "phases.sh"
+    subprocess.run(["bash", str(script), str(run), "1", str(phases)], check=True)
+    assert sorted(p.name for p in big.iterdir()) == ["keep.txt"]
+    freed = (run / "results" / "run_freed.tsv").read_text().splitlines()
+    assert len(freed) == 1 and freed[0].split("\t")[2] == "results/big/x.bin results/big/y.bin results/absent"
+    assert "all phases done" in (tmp_path / "run.log").read_text()
+
+    (big / "x.bin").write_text("still needed")
+    (run / "stale").write_text("")
+    done = subprocess.run(["bash", str(script), str(run), "1", str(phases)])
+    assert done.returncode == 1
+    assert (big / "x.bin").read_text() == "still needed"
+    assert not list((run / "results").glob(".freed-*"))
+    assert len((run / "results" / "run_freed.tsv").read_text().splitlines()) == 1
+    assert "free refused" in (tmp_path / "run.log").read_text()
+
+
+def test_a_free_line_before_any_phase_is_refused(tmp_path):
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    run = tmp_path / "run"
+    _checkout(run, "# workflow\n")
+    bin_dir = tmp_path / "run-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "snakemake").write_text("#!/bin/sh\necho 'Nothing to be done'\n")
+    (bin_dir / "snakemake").chmod(0o755)
+    (run / "results").mkdir(exist_ok=True)
+    (run / "results" / "x.bin").write_text("x")
+    phases = tmp_path / "phases.txt"
+    phases.write_text("free results/x.bin\nresults/a.txt\n")
+    done = subprocess.run(["bash", str(repo / "docs" / "results" / "run" / "phases.sh"), str(run), "1", str(phases)])
+    assert done.returncode == 1 and (run / "results" / "x.bin").read_text() == "x"
