@@ -20,6 +20,7 @@ directory meant to be tracked (``docs/results/simianer_table2/``):
   finished and those started and not finished. A run resumed at a later commit (its driver,
   ``docs/results/run/phases.sh``, records each start's commit in ``results/run_commits.tsv``) names
   every commit, and for each finished run the commits whose starts cover its files' modification times.
+  The intermediate files the driver deleted (``results/run_freed.tsv``) are named with their size.
 
 Nothing is recomputed: every number is read from the run's own outputs.
 """
@@ -66,6 +67,8 @@ TABLE_FILES = ("simianer_table2.tsv", "simianer_findings.md", "figures/simianer_
 MAX_WEIGHTS_BYTES = 2_000_000
 #: the driver's record of its starts (relative to the workflow directory): UTC time, commit, clean|modified
 DRIVER_COMMITS = "results/run_commits.tsv"
+#: the driver's record of the intermediate files its "free" lines deleted: UTC time, kB, paths
+DRIVER_FREED = "results/run_freed.tsv"
 
 
 def driver_commits(workdir: str | os.PathLike) -> list[tuple[float, str, bool]]:
@@ -203,6 +206,9 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
         fh.write(f"- Sharded runs finished ({len(finished)}): {', '.join(finished) or 'none yet'}.\n")
         if len(commits) > 1:
             fh.write(commits_section(starts, by_commit))
+        freed = freed_files(workdir)
+        if freed:
+            fh.write(freed_section(freed))
         if batch_method:
             fh.write(f"- Batch tuner's runs ({batch_method}, medium, the tables' protocol) finished: "
                      f"{len(baseline)} ({', '.join(baseline) or 'none yet'}).\n")
@@ -217,6 +223,30 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
                  "fold corpora, zero vectors, the epoch choice, the table) take seconds.\n")
     return {"finished": len(finished), "unfinished": len(unfinished), "baseline": len(baseline),
             "tables": copied, "heavy": heavy, "commit": commit, "commits": commits}
+
+
+def freed_files(workdir: str | os.PathLike) -> list[tuple[str, int, str]]:
+    """The driver's deletions of intermediate files (:data:`DRIVER_FREED`) as (UTC time, kB, paths);
+    empty without a record."""
+    path = pathlib.Path(workdir) / DRIVER_FREED
+    if not path.exists():
+        return []
+    freed = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) != 3 or not fields[1].isdigit() or not fields[2].strip():
+            raise InputError(f"line {n}: expected 'YYYY-MM-DDTHH:MM:SSZ<TAB>kB<TAB>paths', got {line!r}", path)
+        freed.append((fields[0], int(fields[1]), fields[2]))
+    return freed
+
+
+def freed_section(freed: list[tuple[str, int, str]]) -> str:
+    """The ``PROVENANCE.md`` lines of the driver's deletions: what went, when, how much."""
+    lines = [f"- Intermediate files deleted by the driver once the last run reading them had finished "
+             f"(`{DRIVER_FREED}`; the workflow builds them again for anyone who runs the same targets):"]
+    for when, kb, paths in freed:
+        lines.append(f"  - {when}, {kb / 1024 ** 2:.1f} GB: `{paths}`;")
+    return "\n".join(lines) + "\n"
 
 
 def commits_section(starts: list[tuple[float, str, bool]], by_commit: dict[str, list[str]]) -> str:

@@ -165,6 +165,18 @@ def test_one_commit_in_the_driver_record_reads_as_before(workdir, tmp_path):
     assert "driver started" not in provenance
 
 
+def test_the_driver_s_deletions_are_named_in_the_provenance(workdir, tmp_path):
+    from smtlib.report.publish_simianer import DRIVER_FREED
+
+    (workdir / DRIVER_FREED).write_text("2026-12-01T10:00:00Z\t52428800\tresults/m/f*/id results/m/f*/ng\n")
+    publish_simianer(workdir, "fr-en", tmp_path / "pub")
+    provenance = (tmp_path / "pub" / "PROVENANCE.md").read_text()
+    assert "  - 2026-12-01T10:00:00Z, 50.0 GB: `results/m/f*/id results/m/f*/ng`;" in provenance
+    (workdir / DRIVER_FREED).write_text("2026-12-01T10:00:00Z\tmany\tresults/m\n")
+    with pytest.raises(InputError, match="line 1: expected"):
+        publish_simianer(workdir, "fr-en", tmp_path / "pub2")
+
+
 @pytest.mark.parametrize("record, message", [
     (f"2026-11-29T19:00:00Z\t{'b' * 40}\tclean\n", "start the driver again at this commit"),
     ("2026-11-29 19:00\tabc\tclean\n", "line 1: expected"),
