@@ -168,10 +168,13 @@ def run(args: argparse.Namespace) -> int:
         out = FoldFiles(args.fold_src, args.fold_tgt, args.fold_aligned, args.fold_prepare_info, args.fold_info)
         print(json.dumps(write_fold(args.corpus_src, args.corpus_tgt, args.aligned, args.prepare_info, held, out)))
     elif args.action == "templates":
-        from smtlib.decoder.compiled import compile_model
+        from smtlib.decoder.compiled import SparseOverlay
+        from smtlib.system.modeldir import model_directory
         from smtlib.system.sparse import rule_template_model
 
-        print(json.dumps(rule_template_model(args.model, args.out, tuple(args.groups), compile_model=compile_model)))
+        overlay = SparseOverlay(model_directory(args.model))
+        print(json.dumps(rule_template_model(args.model, args.out, tuple(args.groups), compile_model=overlay.compile,
+                                             on_line=overlay.add)))
     elif args.action == "zero":
         from smtlib.system.modeldir import read_model_spec
 

@@ -55,6 +55,7 @@ says so in one line and reads the text tables.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 import mmap
@@ -146,6 +147,18 @@ def _phrase_arrays(entries: PhraseEntries, has_reordering: bool) -> dict[str, np
     return arrays
 
 
+def _array_order(header: dict) -> list[str]:
+    """The names of a compiled file's arrays in the order :func:`compile_model` writes them (the
+    header's offsets alone do not tell it: empty arrays share an offset)."""
+    names = ["src_hash", "src_text_off", "src_text", "src_entry_off", "tgt_off", "tgt_words", "tm", "sparse_off",
+             "sparse_ids", "sparse_vals", "tgt_vocab", "sparse_names"]
+    if "lr" in header["arrays"]:
+        names.append("lr")
+    for k in range(len(header["lms"])):
+        names += [f"lm{k}_vocab", f"lm{k}_bound", *(f"lm{k}_{field}" for field in Restriction.FIELDS)]
+    return [*names, "lm_tab", "lm_map"]
+
+
 def _lm_arrays(spec: ModelSpec, model_dir, tgt_vocab: list[str], arrays: dict[str, np.ndarray]) -> list[dict]:
     """Read every LM unfiltered; add its table, vocabulary, bounds and restriction data to ``arrays``."""
     tables, maps, info = [], [], []
@@ -218,6 +231,91 @@ def compile_model(model_dir: str | os.PathLike) -> dict:
     path = pathlib.Path(model_dir) / FILENAME
     size = _write(path, header, arrays)
     return {"path": os.fspath(path), "bytes": size, "cpu_seconds": round(time.process_time() - t0, 3), **counts}
+
+
+class SparseOverlay:
+    """``compiled.bin`` of a model that is a compiled base model plus sparse features on the lines of its
+    first phrase table (``smtlib sgd templates``: a fold's Medium system plus Simianer et al.'s rule
+    templates), without reading the text tables again.
+
+    :func:`smtlib.system.sparse.rule_template_model` calls :meth:`add` for each line of the first table
+    as it writes the new table (source, target, features in the order written), then :meth:`compile`.
+    Every array but the sparse ones is the base's (the same pairs in the same order, the same other
+    components); the sparse ones are built as :func:`~smtlib.decoder.phrases.read_phrase_tables` would
+    build them from the new table, names numbered in reading order. The file is byte-identical to
+    :func:`compile_model`'s (tested). When the base has no up-to-date ``compiled.bin``, a pair is not
+    found in it, or two of its pairs differ only in spacing, :meth:`compile` reads the text tables
+    (:func:`compile_model`).
+    """
+
+    def __init__(self, base_dir: str | os.PathLike):
+        self.base_dir = pathlib.Path(base_dir)
+        self.base, _ = open_compiled(base_dir, read_model_spec(base_dir))
+        self._index: dict[str, int] | None = None
+        self._failed = self.base is None
+        self._entry, self._ids, self._vals = array.array("q"), array.array("q"), array.array("d")
+        self._names: dict[str, int] = {}
+
+    def _pair_index(self) -> dict[str, int] | None:
+        """``"src ||| tgt" -> compiled entry`` of the base (None if two pairs share a key)."""
+        a = self.base.arrays
+        vocab = self.base.strings("tgt_vocab")
+        text = a["src_text"].tobytes()
+        text_off, entry_off = a["src_text_off"].tolist(), a["src_entry_off"].tolist()
+        tgt_off, words = a["tgt_off"].tolist(), a["tgt_words"].tolist()
+        index: dict[str, int] = {}
+        for s in range(len(entry_off) - 1):
+            prefix = text[text_off[s] : text_off[s + 1]].decode("utf-8") + " ||| "
+            for e in range(entry_off[s], entry_off[s + 1]):
+                index[prefix + " ".join([vocab[w] for w in words[tgt_off[e] : tgt_off[e + 1]]])] = e
+        return index if len(index) == len(tgt_off) - 1 else None
+
+    def add(self, src: str, tgt: str, features: dict[str, float]) -> None:
+        """The next line of the first phrase table: its pair and its sparse features, in order."""
+        if self._failed or not features:
+            return
+        if self._index is None:
+            self._index = self._pair_index()
+            if self._index is None:
+                self._failed = True
+                return
+        e = self._index.get(src + " ||| " + " ".join(tgt.split()))
+        if e is None:
+            self._failed = True
+            return
+        for name, value in features.items():
+            self._entry.append(e)
+            self._ids.append(self._names.setdefault(name, len(self._names)))
+            self._vals.append(float(value))
+
+    def compile(self, model_dir: str | os.PathLike) -> dict:
+        """Write ``model_dir/compiled.bin`` (the model of the added lines); returns what
+        :func:`compile_model` returns."""
+        if self._failed:
+            return compile_model(model_dir)
+        t0 = time.process_time()
+        spec = read_model_spec(model_dir)
+        sources = _fingerprints(spec, model_dir)
+        base = self.base
+        names = _array_order(base.header)
+        if sorted(names) != sorted(base.header["arrays"]):
+            return compile_model(model_dir)
+        arrays = {name: base.arrays[name] for name in names}
+        n_entries = len(arrays["tgt_off"]) - 1
+        entry = np.frombuffer(self._entry, dtype=np.int64)
+        order = np.argsort(entry, kind="stable")
+        sparse_off = np.zeros(n_entries + 1, dtype=np.int64)
+        np.cumsum(np.bincount(entry, minlength=n_entries), out=sparse_off[1:])
+        arrays["sparse_off"] = sparse_off
+        arrays["sparse_ids"] = np.frombuffer(self._ids, dtype=np.int64)[order].astype(np.int32)
+        arrays["sparse_vals"] = np.frombuffer(self._vals, dtype=np.float64)[order]
+        arrays["sparse_names"] = _joined(list(self._names))
+        counts = {**base.header["counts"], "sparse_names": len(self._names)}
+        header = {"format": FORMAT, "feature_set": spec.feature_set, "sources": sources, "lms": base.header["lms"],
+                  "counts": counts}
+        path = pathlib.Path(model_dir) / FILENAME
+        size = _write(path, header, arrays)
+        return {"path": os.fspath(path), "bytes": size, "cpu_seconds": round(time.process_time() - t0, 3), **counts}
 
 
 # ---------------------------------------------------------------------------------- reading

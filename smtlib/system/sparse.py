@@ -340,10 +340,12 @@ def rule_features(src: str, tgt: str, groups: tuple[str, ...]) -> dict[str, int]
     return features
 
 
-def rule_feature_table(source, dest, groups: tuple[str, ...]) -> dict[str, int]:
+def rule_feature_table(source, dest, groups: tuple[str, ...],
+                       on_line: Callable[[str, str, dict[str, int]], None] | None = None) -> dict[str, int]:
     """Write ``dest``, the phrase table ``source`` whose sixth field holds the rule-template features
-    of ``groups`` (any sixth field of ``source`` is replaced). Returns the number of distinct features
-    per group and the number of lines."""
+    of ``groups`` (any sixth field of ``source`` is replaced). ``on_line``, when given, is called with
+    each line's source, target and features as written. Returns the number of distinct features per
+    group and the number of lines."""
     from smtlib.errors import InputError
     from smtlib.io import atomic_output, open_text
 
@@ -364,19 +366,24 @@ def rule_feature_table(source, dest, groups: tuple[str, ...]) -> dict[str, int]:
                     if name.startswith(prefixes[g]):
                         seen[g].add(name)
             out.write(" ||| ".join(fields[:5] + [" ".join(f"{n} {v}" for n, v in features.items())]) + "\n")
+            if on_line is not None:
+                on_line(fields[0], fields[1], features)
             lines += 1
     return {**{g: len(names) for g, names in seen.items()}, "lines": lines}
 
 
 def rule_template_model(model_dir, out, groups: tuple[str, ...],
-                        compile_model: Callable[[pathlib.Path], dict] | None = None) -> dict:
+                        compile_model: Callable[[pathlib.Path], dict] | None = None,
+                        on_line: Callable[[str, str, dict[str, int]], None] | None = None) -> dict:
     """Model directory ``out``: the ``medium`` model of ``model_dir`` whose TranslationModel0 table
     carries the rule-template features of ``groups`` (its model.yaml says ``big``, the feature set
     whose phrase tables the decoder reads sparse fields from, with ``sparse_templates`` naming the
     rule templates). The other components are linked; ``compile_model``, when given, writes
     ``compiled.bin`` (``smtlib.decoder.compiled.compile_model``, passed in by the command so that
-    this layer does not import the decoder, as :func:`smtlib.system.build.build`). Returns the
-    figures of :func:`rule_feature_table`."""
+    this layer does not import the decoder, as :func:`smtlib.system.build.build`); ``on_line`` sees
+    each line of the new TranslationModel0 table (:func:`rule_feature_table`; the command passes
+    :class:`smtlib.decoder.compiled.SparseOverlay`'s, which compiles the new model from
+    ``model_dir``'s compiled form). Returns the figures of :func:`rule_feature_table`."""
     import dataclasses
     import shutil
 
@@ -395,7 +402,7 @@ def rule_template_model(model_dir, out, groups: tuple[str, ...],
     for comp in spec.phrase_tables + spec.language_models + spec.reordering:
         source, dest = model_dir / comp.path, out / comp.path
         if comp.name == "TranslationModel0":
-            figures = rule_feature_table(source, dest, groups)
+            figures = rule_feature_table(source, dest, groups, on_line)
             continue
         link_or_copy(source, dest)
     tables = [

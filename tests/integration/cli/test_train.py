@@ -359,3 +359,32 @@ def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
         assert same == (comp.name != "TranslationModel0"), comp.name
     table = gzip.decompress((out / base.phrase_tables[0].path).read_bytes()).decode()
     assert "ri_" in table and "rs_" in table and "rn_" not in table
+
+
+@pytest.mark.parametrize("groups", [("id", "ng", "shape"), ("ng",)])
+def test_templated_model_compiled_from_its_base_is_the_text_tables_compile(cli, tmp_path, groups):
+    """`smtlib sgd templates` compiles the new model from the Medium model's compiled form
+    (SparseOverlay): the same file, byte for byte, as `smtlib train compile` of its text tables; a base
+    without its compiled form gives the same file through the text tables."""
+    from smtlib.decoder.compiled import FILENAME
+
+    src, tgt = _toy_corpus(tmp_path, n=60, seed=4)
+    medium = tmp_path / "medium"
+    done = cli("train", "build", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en",
+               "--feature-set", "medium", "--out", medium, "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "templated"
+    done = cli("sgd", "templates", "--model", medium / "model.yaml", "--groups", *groups, "--out", out / "model.yaml")
+    assert done.returncode == 0, done.stderr
+    overlaid = (out / FILENAME).read_bytes()
+    assert cli("train", "compile", "--model", out).returncode == 0
+    assert overlaid == (out / FILENAME).read_bytes()
+    (medium / FILENAME).unlink()
+    again = tmp_path / "again"
+    done = cli("sgd", "templates", "--model", medium / "model.yaml", "--groups", *groups, "--out", again / "model.yaml")
+    assert done.returncode == 0, done.stderr
+    from smtlib.decoder.compiled import CompiledModel
+
+    assert CompiledModel(again / FILENAME).arrays["sparse_vals"].tobytes() == \
+        CompiledModel(out / FILENAME).arrays["sparse_vals"].tobytes()
+    assert (again / FILENAME).stat().st_size == len(overlaid)
