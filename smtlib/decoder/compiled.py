@@ -3,7 +3,8 @@
 Reading the gzipped text tables and ARPA files of a model takes 10-25 s per ``smtlib decode`` call.
 The compiled form holds the same numbers, ready to use: ``smtlib train assemble`` (hence ``smtlib
 train build``) writes it, ``smtlib train compile --model DIR`` writes it for a directory that lacks
-it. :func:`smtlib.decoder.loader.load_model` maps it into memory (copy-on-write, so forked decoding
+it, and ``smtlib sgd templates`` writes a templated model's from its base model's
+(:class:`SparseOverlay`). :func:`smtlib.decoder.loader.load_model` maps it into memory (copy-on-write, so forked decoding
 processes share it) and touches only what the input needs: the hash entries of the input's source
 phrases, their phrase pairs, and the LM rows the search probes.
 
