@@ -27,6 +27,12 @@ cd "$run_dir"
 mkdir -p results
 state=clean; [ -z "$(git status --porcelain --untracked-files=no)" ] || state=modified
 printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git rev-parse HEAD)" "$state" >> results/run_commits.tsv
+# files a stopped driver had moved aside for a "free" line go back first (that line runs again)
+for aside in results/.freed-*; do
+    [ -d "$aside" ] || continue
+    cp -al "$aside"/. . && rm -rf "$aside"
+    echo "=== $(date -u +%FT%TZ) put back what a stopped driver had moved aside ($aside)" >> "$log"
+done
 done_targets=""
 free_paths() {
     local aside="results/.freed-$$" kb paths="$*"

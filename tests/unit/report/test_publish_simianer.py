@@ -252,6 +252,27 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
     assert "free refused" in (tmp_path / "run.log").read_text()
 
 
+def test_files_a_stopped_driver_had_moved_aside_are_put_back_at_the_next_start(tmp_path):
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    run = tmp_path / "run"
+    _checkout(run, "# workflow\n")
+    bin_dir = tmp_path / "run-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "snakemake").write_text("#!/bin/sh\necho \"snakemake $*\"\n")
+    (bin_dir / "snakemake").chmod(0o755)
+    aside = run / "results" / ".freed-4242" / "results" / "big"
+    aside.mkdir(parents=True)
+    (aside / "x.bin").write_text("moved")
+    (run / "results" / "big").mkdir()
+    (run / "results" / "big" / "y.bin").write_text("stayed")
+    phases = tmp_path / "phases.txt"
+    phases.write_text("results/a.txt\n")
+    subprocess.run(["bash", str(repo / "docs" / "results" / "run" / "phases.sh"), str(run), "1", str(phases)], check=True)
+    assert (run / "results" / "big" / "x.bin").read_text() == "moved"
+    assert (run / "results" / "big" / "y.bin").read_text() == "stayed"
+    assert not (run / "results" / ".freed-4242").exists()
+
+
 def test_a_free_line_before_any_phase_is_refused(tmp_path):
     repo = pathlib.Path(__file__).resolve().parents[3]
     run = tmp_path / "run"
