@@ -289,6 +289,14 @@ def test_findings_file(tmp_path, refs):
     assert "the paper: 100k of 4.7M (2.1%)" in findings["c"]
     assert "**not run**; the paper: holds" in findings["e"]
     assert "(f) IterSelSGD" in text and "§5.2" in text
+    # our Table 2 beside the paper's, in the paper's row order: 19 rows, ours where we ran them
+    beside = text.split("## Table 2 beside the paper's")[1].split("## Where the paper says it")[0]
+    lines = [line for line in beside.splitlines() if line.startswith("| ") and not line.startswith("| algorithm")]
+    assert len(lines) == 19 and lines[0].startswith("| MIRA / batch tuner | dev | default | 12 | - | 27.10 |")
+    assert f"| Alg. 4: iterselsgd | train | id-ng-shape | 100k | 26.8 | 28.81 | 8 | 100 of 4,700 | 22.00 | " \
+        f"{_bleu(GOOD):.2f} | 2 |" in lines
+    assert f"| Alg. 1: sgd | dev | id | 137k | 25.53 | 27.6 | - | 12 | 22.00 | {_bleu(BAD):.2f} | 2 |" in lines
+    assert sum(line.endswith("| not run |  |  |  |") for line in lines) == 16
 
 
 def test_the_command_writes_the_file_and_is_deterministic(tmp_path, refs, cli):
