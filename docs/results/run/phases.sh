@@ -17,7 +17,7 @@
 # whose every consumer is in the phases above it (a run's fold systems and templated models take tens
 # of GB): they are first moved aside, and deleted only if Snakemake then plans nothing for any target
 # above the line; otherwise they are moved back and the driver stops. Each deletion is appended to
-# RUN_DIR/results/run_freed.tsv (time, kB freed, paths).
+# RUN_DIR/results/run_freed.tsv (time, kB freed, paths; a file linked from a path that stays frees nothing).
 set -u
 run_dir=$(cd "$1" && pwd); cores=$2; phases=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 log="$run_dir.log"
@@ -47,7 +47,10 @@ free_paths() {
     done
     [ -d "$aside" ] || { echo "=== $(date -u +%FT%TZ) free: nothing left of $paths" >> "$log"; return 0; }
     if snakemake -n --config data_dir=../shared/data -- $done_targets 2>&1 | tail -1 | grep -q "^Nothing to be done"; then
-        kb=$(du -sk "$aside" | cut -f1)
+        # what the deletion frees: a file counts once, and only if all its hard links are among the files
+        # deleted (a templated model links its fold's tables, which may stay)
+        kb=$(find "$aside" -type f -printf '%i %n %k\n' | awk '{c[$1]++; n[$1]=$2; k[$1]=$3}
+            END {for (i in c) if (c[i] == n[i]) s += k[i]; print s + 0}')
         rm -rf "$aside"
         printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$kb" "$paths" >> results/run_freed.tsv
         echo "=== $(date -u +%FT%TZ) freed $kb kB: $paths" >> "$log"

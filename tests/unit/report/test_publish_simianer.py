@@ -232,7 +232,8 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
     big = run / "results" / "big"
     big.mkdir(parents=True)
     for name in ("x.bin", "y.bin", "keep.txt"):
-        (big / name).write_text(name * 1000)
+        (big / name).write_bytes(b"x" * 40_960)
+    (run / "results" / "kept-link").hardlink_to(big / "y.bin")  # y.bin's data stays: it frees nothing
     phases = tmp_path / "phases.txt"
     phases.write_text("results/a.txt\nfree results/big/*.bin results/absent\nresults/b.txt\n")
     script = repo / "docs" / "results" / "run" / "phases.sh"
@@ -240,6 +241,7 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
     assert sorted(p.name for p in big.iterdir()) == ["keep.txt"]
     freed = (run / "results" / "run_freed.tsv").read_text().splitlines()
     assert len(freed) == 1 and freed[0].split("\t")[2] == "results/big/x.bin results/big/y.bin results/absent"
+    assert int(freed[0].split("\t")[1]) == 40  # x.bin's 40 kB only
     assert "all phases done" in (tmp_path / "run.log").read_text()
 
     (big / "x.bin").write_text("still needed")
