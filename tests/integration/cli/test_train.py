@@ -337,14 +337,20 @@ def test_small_multi30k_system(shared_data, tmp_path, cli):
     assert check["relative_difference"] < 1e-5 and check["perplexity_kenlm"] < 200
 
 
-def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
-    """`smtlib sgd templates` (Simianer et al. 2012, §3): TranslationModel0 gains the rule templates,
-    every other table and the initial weights are the medium model's, byte for byte."""
-    src, tgt = _toy_corpus(tmp_path, n=40, seed=2)
+def _toy_medium(cli, tmp_path, *, n: int, seed: int):
+    """A Medium model built by `smtlib train build` on ``n`` toy sentence pairs; its directory."""
+    src, tgt = _toy_corpus(tmp_path, n=n, seed=seed)
     medium = tmp_path / "medium"
     done = cli("train", "build", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en",
                "--feature-set", "medium", "--out", medium, "--seed", "1")
     assert done.returncode == 0, done.stderr
+    return medium
+
+
+def test_rule_template_model_adds_templates_and_keeps_the_rest(cli, tmp_path):
+    """`smtlib sgd templates` (Simianer et al. 2012, §3): TranslationModel0 gains the rule templates,
+    every other table and the initial weights are the medium model's, byte for byte."""
+    medium = _toy_medium(cli, tmp_path, n=40, seed=2)
     out = tmp_path / "templated"
     done = cli("sgd", "templates", "--model", medium / "model.yaml", "--groups", "id", "shape",
                "--out", out / "model.yaml")
@@ -368,11 +374,7 @@ def test_templated_model_compiled_from_its_base_is_the_text_tables_compile(cli, 
     without its compiled form gives the same file through the text tables."""
     from smtlib.decoder.compiled import FILENAME
 
-    src, tgt = _toy_corpus(tmp_path, n=60, seed=4)
-    medium = tmp_path / "medium"
-    done = cli("train", "build", "--src", src, "--tgt", tgt, "--src-lang", "fr", "--tgt-lang", "en",
-               "--feature-set", "medium", "--out", medium, "--seed", "1")
-    assert done.returncode == 0, done.stderr
+    medium = _toy_medium(cli, tmp_path, n=60, seed=4)
     out = tmp_path / "templated"
     done = cli("sgd", "templates", "--model", medium / "model.yaml", "--groups", *groups, "--out", out / "model.yaml")
     assert done.returncode == 0, done.stderr

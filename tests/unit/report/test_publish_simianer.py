@@ -189,21 +189,31 @@ def test_a_driver_record_that_does_not_fit_the_checkout_is_refused(workdir, tmp_
     assert not (tmp_path / "pub").exists()
 
 
+DRIVER = pathlib.Path(__file__).resolve().parents[3] / "docs" / "results" / "run" / "phases.sh"
+ECHO = "#!/bin/sh\necho \"snakemake $*\"\n"
+
+
+def _driver_run(tmp_path, snakemake: str = ECHO) -> tuple[pathlib.Path, str]:
+    """A run clone for docs/results/run/phases.sh, with ``snakemake`` (a shell script) standing in for
+    Snakemake; the clone and its commit."""
+    run = tmp_path / "run"
+    head = _checkout(run, "# workflow\n")
+    bin_dir = tmp_path / "run-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "snakemake").write_text(snakemake)
+    (bin_dir / "snakemake").chmod(0o755)
+    return run, head
+
+
 def test_the_run_driver_records_each_start_s_commit_and_the_publisher_reads_it(tmp_path):
     """docs/results/run/phases.sh, with a stand-in snakemake: each start appends its commit and whether the
     tree was clean to results/run_commits.tsv, in the format the publisher reads."""
     from smtlib.report.publish_simianer import driver_commits
 
-    repo = pathlib.Path(__file__).resolve().parents[3]
-    run = tmp_path / "run"
-    head = _checkout(run, "# workflow\n")
-    bin_dir = tmp_path / "run-venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "snakemake").write_text("#!/bin/sh\necho \"snakemake $*\"\n")
-    (bin_dir / "snakemake").chmod(0o755)
+    run, head = _driver_run(tmp_path)
     phases = tmp_path / "phases.txt"
     phases.write_text("# a comment\nresults/a.txt\n")
-    script = repo / "docs" / "results" / "run" / "phases.sh"
+    script = DRIVER
     for _ in range(2):
         subprocess.run(["bash", str(script), str(run), "1", str(phases)], check=True)
     (run / "Snakefile").write_text("# changed\n")
@@ -217,18 +227,11 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
     """A "free PATH..." line of the phases file deletes the files when Snakemake's dry run over the phases
     above it plans nothing (recorded in results/run_freed.tsv); when it plans jobs, the files are put back
     as they were and the driver stops."""
-    repo = pathlib.Path(__file__).resolve().parents[3]
-    run = tmp_path / "run"
-    _checkout(run, "# workflow\n")
-    bin_dir = tmp_path / "run-venv" / "bin"
-    bin_dir.mkdir(parents=True)
     # the stand-in's dry run plans a job while the file "stale" exists in the run directory
-    (bin_dir / "snakemake").write_text(
-        '#!/bin/sh\ncase " $* " in\n'
-        '  *" -n "*) if [ -e stale ]; then echo "total 1"; '
-        'else echo "Nothing to be done (all requested files are present and up to date)."; fi ;;\n'
-        '  *) echo "snakemake $*" ;;\nesac\n')
-    (bin_dir / "snakemake").chmod(0o755)
+    run, _ = _driver_run(tmp_path, '#!/bin/sh\ncase " $* " in\n'
+                         '  *" -n "*) if [ -e stale ]; then echo "total 1"; '
+                         'else echo "Nothing to be done (all requested files are present and up to date)."; fi ;;\n'
+                         '  *) echo "snakemake $*" ;;\nesac\n')
     big = run / "results" / "big"
     big.mkdir(parents=True)
     for name in ("x.bin", "y.bin", "keep.txt"):
@@ -236,7 +239,7 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
     (run / "results" / "kept-link").hardlink_to(big / "y.bin")  # y.bin's data stays: it frees nothing
     phases = tmp_path / "phases.txt"
     phases.write_text("results/a.txt\nfree results/big/*.bin results/absent\nresults/b.txt\n")
-    script = repo / "docs" / "results" / "run" / "phases.sh"
+    script = DRIVER
     subprocess.run(["bash", str(script), str(run), "1", str(phases)], check=True)
     assert sorted(p.name for p in big.iterdir()) == ["keep.txt"]
     freed = (run / "results" / "run_freed.tsv").read_text().splitlines()
@@ -255,13 +258,7 @@ def test_the_run_driver_frees_consumed_intermediates_only_when_no_finished_phase
 
 
 def test_files_a_stopped_driver_had_moved_aside_are_put_back_at_the_next_start(tmp_path):
-    repo = pathlib.Path(__file__).resolve().parents[3]
-    run = tmp_path / "run"
-    _checkout(run, "# workflow\n")
-    bin_dir = tmp_path / "run-venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "snakemake").write_text("#!/bin/sh\necho \"snakemake $*\"\n")
-    (bin_dir / "snakemake").chmod(0o755)
+    run, _ = _driver_run(tmp_path)
     aside = run / "results" / ".freed-4242" / "results" / "big"
     aside.mkdir(parents=True)
     (aside / "x.bin").write_text("moved")
@@ -269,23 +266,17 @@ def test_files_a_stopped_driver_had_moved_aside_are_put_back_at_the_next_start(t
     (run / "results" / "big" / "y.bin").write_text("stayed")
     phases = tmp_path / "phases.txt"
     phases.write_text("results/a.txt\n")
-    subprocess.run(["bash", str(repo / "docs" / "results" / "run" / "phases.sh"), str(run), "1", str(phases)], check=True)
+    subprocess.run(["bash", str(DRIVER), str(run), "1", str(phases)], check=True)
     assert (run / "results" / "big" / "x.bin").read_text() == "moved"
     assert (run / "results" / "big" / "y.bin").read_text() == "stayed"
     assert not (run / "results" / ".freed-4242").exists()
 
 
 def test_a_free_line_before_any_phase_is_refused(tmp_path):
-    repo = pathlib.Path(__file__).resolve().parents[3]
-    run = tmp_path / "run"
-    _checkout(run, "# workflow\n")
-    bin_dir = tmp_path / "run-venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "snakemake").write_text("#!/bin/sh\necho 'Nothing to be done'\n")
-    (bin_dir / "snakemake").chmod(0o755)
+    run, _ = _driver_run(tmp_path, "#!/bin/sh\necho 'Nothing to be done'\n")
     (run / "results").mkdir(exist_ok=True)
     (run / "results" / "x.bin").write_text("x")
     phases = tmp_path / "phases.txt"
     phases.write_text("free results/x.bin\nresults/a.txt\n")
-    done = subprocess.run(["bash", str(repo / "docs" / "results" / "run" / "phases.sh"), str(run), "1", str(phases)])
+    done = subprocess.run(["bash", str(DRIVER), str(run), "1", str(phases)])
     assert done.returncode == 1 and (run / "results" / "x.bin").read_text() == "x"
