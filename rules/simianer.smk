@@ -347,6 +347,33 @@ rule simianer_test:
         "&& mv {output.bleu}.tmp {output.bleu}) > {log} 2>&1"
 
 
+# A finished run restored from its published record (simianer.restore_runs) instead of run, as a lost
+# run directory's finished runs are: its chosen epoch and test output as recorded, its test BLEU scored
+# again with the same settings (smtlib sgd restore refuses a record it does not reproduce).
+rule simianer_restore:
+    input:
+        unpack(sim_restore_inputs),
+    output:
+        chosen=sim_path("chosen.json"),
+        best=sim_path("test.out"),
+        bleu=sim_path("test.bleu.json"),
+        info=sim_path("restored.json"),
+    params:
+        record=sim_record_dir,
+        bleu=bleu_options(),
+    conda:
+        "../envs/smtlib.yaml"
+    log:
+        sim_log("restore.log"),
+    shell:
+        "smtlib sgd restore --record {params.record} --test-refs {input.ref} --chosen {output.chosen} "
+        "--test-out {output.best} --test-bleu {output.bleu} --info {output.info} {params.bleu} > {log} 2>&1"
+
+
+ruleorder: simianer_restore > simianer_choose
+ruleorder: simianer_restore > simianer_test
+
+
 # ---------------------------------------------------------------- 5. table and figure
 rule simianer_table:
     input:

@@ -1,6 +1,8 @@
 # Helpers of rules/simianer.smk (Simianer, Riezler & Dyer 2012, Table 2): the configuration check, path
 # builders and input functions of the sharded loop. Included from the Snakefile after rules/common.smk.
 
+import glob
+
 SIM = config["simianer"]
 SIM_ROOT = "results/simianer/{pair}"
 # Everything that depends on the random shard split (its seed): the shards, the jackknife folds and
@@ -8,6 +10,8 @@ SIM_ROOT = "results/simianer/{pair}"
 # choice: its runs sit under the configured split only).
 SIM_SPLIT = "results/simianer/{pair}/split{split}"
 SIM_RUN = "results/simianer/{pair}/{fgroup}/{algo}-{tdata}/split{split}"
+# the files of a published run record (smtlib report publish-simianer) that a restore reads
+SIM_RECORD_FILES = ("chosen.json", "test.bleu.json", "test.out.gz")
 
 
 # ---------------------------------------------------------------- helpers
@@ -119,6 +123,32 @@ def _sim_check_config():
             f"config: simianer.batch_baseline {baseline!r} is not a tuner of k-best lists "
             "(smtlib tune --list)"
         )
+    records = SIM.get("restore_runs")
+    found = (
+        glob.glob(os.path.join(records, "*", "*-*", "split*", "chosen.json"))
+        if records
+        else []
+    )
+    if records and not found:
+        raise ValueError(
+            f"config: simianer.restore_runs {records!r} holds no run record "
+            "(<group>/<algo>-<data>/split<seed>/chosen.json, as smtlib report publish-simianer writes them)"
+        )
+    for (
+        chosen
+    ) in (
+        found
+    ):  # an incomplete record is an error, not a silent run of the loop instead
+        missing = [
+            name
+            for name in SIM_RECORD_FILES
+            if not os.path.isfile(os.path.join(os.path.dirname(chosen), name))
+        ]
+        if missing:
+            raise ValueError(
+                f"config: simianer.restore_runs: the record {os.path.dirname(chosen)} has no "
+                f"{', '.join(missing)}"
+            )
     tests = test_sets(SIM["pair"])
     for key in ("devtest", "test"):
         if SIM[key] not in tests:
@@ -259,6 +289,36 @@ def sim_select_option(wildcards):
     if wildcards.algo != "iterselsgd":
         return ""
     return f"--k {SIM['select_k']} --k-fraction {SIM['select_fraction']}"
+
+
+def sim_record_dir(wildcards):
+    """The published record of a run (simianer.restore_runs), or "" when it has none."""
+    root = SIM.get("restore_runs")
+    if not root:
+        return ""
+    record = os.path.join(
+        root,
+        wildcards.fgroup,
+        f"{wildcards.algo}-{wildcards.tdata}",
+        f"split{wildcards.split}",
+    )
+    return record if os.path.isfile(os.path.join(record, "chosen.json")) else ""
+
+
+def sim_restore_inputs(wildcards):
+    """simianer_restore's inputs: the run's record files and the test references, or a path no rule
+    makes, so that Snakemake runs the loop instead (ruleorder simianer_restore > simianer_choose).
+    """
+    record = sim_record_dir(wildcards)
+    if not record:
+        return {"record": f"{sim_run_of(wildcards)}/(no published record to restore)"}
+    chosen, bleu, best = (f"{record}/{name}" for name in SIM_RECORD_FILES)
+    return {
+        "chosen": chosen,
+        "best": best,
+        "bleu": bleu,
+        "ref": sim_test_ref(wildcards),
+    }
 
 
 def sim_epoch_files(wildcards):

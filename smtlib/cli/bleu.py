@@ -52,6 +52,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-variants", action="store_true", help="list the sentence-level variants and exit")
 
 
+def corpus_report(stats: np.ndarray, settings, n_refs: int, coverage: dict, smooth_method: str = "exp",
+                  smooth_value: float | None = None) -> dict:
+    """The JSON object of ``smtlib bleu``'s corpus mode (module docstring) from the sentences' statistics
+    (:func:`~smtlib.bleu.stats.compute_stats`): score, signature, the coverage (``Coverage.info()``), the
+    lengths and the n-gram counts and totals."""
+    total = stats.sum(axis=0)
+    order = settings.max_ngram_order
+    score = bleu_from_stats(total, smooth_method=smooth_method, smooth_value=smooth_value)
+    return {
+        "name": "BLEU",
+        "score": round(100 * score, 10),
+        "signature": str(BleuSignature(settings, n_refs, smooth_method, smooth_value)),
+        **coverage,
+        "sys_len": int(total[0]),
+        "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
+        "counts": [int(x) for x in total[2 : 2 + order]],
+        "totals": [int(x) for x in total[2 + order : 2 + 2 * order]],
+    }
+
+
 def _list_variants() -> int:
     for name, cls in VARIANTS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
@@ -82,26 +102,10 @@ def run(args: argparse.Namespace) -> int:
             out.write(f"{100 * value:.6f}\n" if args.variant != "pseudo-doc" or variant.params["scale"] == "none" else f"{value:.6f}\n")
         print(BleuSignature.for_variant(variant, settings, len(references)), file=sys.stderr)
         return 0
-    score = bleu_from_stats(stats.sum(axis=0), smooth_method=args.smooth_method, smooth_value=args.smooth_value)
-    signature = str(BleuSignature(settings, len(references), args.smooth_method, args.smooth_value))
     if args.score_only:
+        score = bleu_from_stats(stats.sum(axis=0), smooth_method=args.smooth_method, smooth_value=args.smooth_value)
         print(f"{100 * score:.4f}")
         return 0
-    total = stats.sum(axis=0)
-    order = settings.max_ngram_order
-    print(
-        json.dumps(
-            {
-                "name": "BLEU",
-                "score": round(100 * score, 10),
-                "signature": signature,
-                **coverage.info(),
-                "sys_len": int(total[0]),
-                "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
-                "counts": [int(x) for x in total[2 : 2 + order]],
-                "totals": [int(x) for x in total[2 + order : 2 + 2 * order]],
-            },
-            indent=1,
-        )
-    )
+    print(json.dumps(corpus_report(stats, settings, len(references), coverage.info(), args.smooth_method,
+                                   args.smooth_value), indent=1))
     return 0

@@ -13,6 +13,8 @@ for a workflow that runs each shard of each epoch as its own job (``rules/simian
   smtlib sgd mix --algorithm itermixsgd --shard-weights ep3/shard*.weights [--state ep2/mix.json] \\
       --out ep3/weights --next ep3/next.weights --state-out ep3/mix.json [--k K | --k-fraction F]
   smtlib sgd choose --epochs ep1 ep2 ... --out chosen.weights --info chosen.json
+  smtlib sgd restore --record RUNS/id/iterselsgd-train/split1 --test-refs test.ref --chosen chosen.json \\
+      --test-out test.out --test-bleu test.bleu.json --info restored.json [BLEU options]  # a published run
   smtlib sgd table --run NAME=DIR ... --test-refs REF --out table.tsv [--baseline NAME=DIR ...] [--trials N --seed S]
   smtlib sgd findings --run NAME=DIR ... --test-refs REF --out findings.md [the options of table]
   smtlib sgd plot --run NAME=DIR ... --out epochs.png
@@ -122,6 +124,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the chosen epoch's weights")
     p.add_argument("--info", required=True, help="JSON: chosen epoch, devtest BLEU per epoch, #features")
 
+    p = sub.add_parser("restore", help="a finished run from its published record (smtlib report publish-simianer)")
+    p.add_argument("--record", required=True,
+                   help="the run's record directory (chosen.json, test.bleu.json, test.out.gz[, chosen.weights.gz])")
+    p.add_argument("--test-refs", required=True, help="the test set's references (the record's BLEU is checked)")
+    p.add_argument("--chosen", required=True, help="chosen.json to write (the record's)")
+    p.add_argument("--test-out", required=True, help="the test output to write (the record's, decompressed)")
+    p.add_argument("--test-bleu", required=True, help="test.bleu.json to write (scored again: must equal the record's)")
+    p.add_argument("--info", required=True, help="JSON to write: the record and its weights file")
+    add_bleu_options(p)
+
     p = sub.add_parser("table", help="Table 2 of Simianer et al. (2012) with significance")
     _add_row_options(p)
     p.add_argument("--boot-samples", type=integer_at_least(2), default=1000,
@@ -225,6 +237,12 @@ def run(args: argparse.Namespace) -> int:
         write_weights(args.out, dict(read_weights(chosen)), header=f"epoch {best}, the best devtest BLEU")
         write_json(args.info, {"chosen_epoch": best, "epochs": epochs, "weights": chosen})
         print(json.dumps({"chosen_epoch": best}))
+    elif args.action == "restore":
+        from smtlib.report.publish_simianer import restore_sgd_run
+
+        info = restore_sgd_run(args.record, args.test_refs, bleu_settings(args), chosen_out=args.chosen,
+                               test_out=args.test_out, bleu_out=args.test_bleu, info_out=args.info)
+        print(json.dumps(info))
     elif args.action == "table":
         from smtlib.report.simianer import write_table2
 

@@ -21,6 +21,8 @@ directory meant to be tracked (``docs/results/simianer_table2/``):
   ``docs/results/run/phases.sh``, records each start's commit in ``results/run_commits.tsv``) names
   every commit, and for each finished run the commits whose starts cover its files' modification times.
   The intermediate files the driver deleted (``results/run_freed.tsv``) are named with their size.
+  Runs restored from their records (:func:`restore_sgd_run`, ``smtlib sgd restore``) are named apart:
+  their record is published again as it was.
 
 Nothing is recomputed: every number is read from the run's own outputs.
 """
@@ -69,6 +71,8 @@ MAX_WEIGHTS_BYTES = 2_000_000
 DRIVER_COMMITS = "results/run_commits.tsv"
 #: the driver's record of the intermediate files its "free" lines deleted: UTC time, kB, paths
 DRIVER_FREED = "results/run_freed.tsv"
+#: what ``smtlib sgd restore`` leaves in a run directory restored from its published record
+RESTORED = "restored.json"
 
 
 def driver_commits(workdir: str | os.PathLike) -> list[tuple[float, str, bool]]:
@@ -135,13 +139,33 @@ def sgd_run_dirs(workdir: str | os.PathLike, pair: str) -> list[pathlib.Path]:
     return sorted(p for p in base.glob("*/*-*/split*") if p.is_dir() and re.fullmatch(r"split\d+", p.name))
 
 
-def publish_sgd_run(run: pathlib.Path, out: pathlib.Path, max_weights_bytes: int = MAX_WEIGHTS_BYTES) -> bool:
+def restored_record(run: pathlib.Path) -> dict | None:
+    """What ``smtlib sgd restore`` wrote of a run restored from its record (``restored.json``), or None
+    for a run made here."""
+    from smtlib.io import read_json
+
+    path = run / RESTORED
+    return read_json(path, "restored run") if path.exists() else None
+
+
+def publish_sgd_run(run: pathlib.Path, out: pathlib.Path, max_weights_bytes: int = MAX_WEIGHTS_BYTES,
+                    workdir: pathlib.Path | None = None) -> bool:
     """Write one finished run's record directory (see the module docstring); returns whether its weights
-    were published (False: larger than ``max_weights_bytes`` compressed)."""
+    were published (False: larger than ``max_weights_bytes`` compressed, or a restored run whose record
+    had none). A run restored from a record has its record's weights file (a path relative to
+    ``workdir``, the workflow directory)."""
     for name in ("chosen.json", "test.bleu.json"):
         _copy(run / name, out / name)
     with open(run / "test.out", "rb") as src, atomic_output(out / "test.out.gz", binary=True) as fh:
         shutil.copyfileobj(src, fh)  # compressed by atomic_output, the same bytes for the same text
+    restored = restored_record(run)
+    if restored is not None:
+        if restored.get("weights") is None:
+            return False
+        with open(pathlib.Path(workdir or ".") / restored["weights"], "rb") as src, \
+                atomic_output(out / "chosen.weights.gz", binary=True, compress=False) as fh:
+            shutil.copyfileobj(src, fh)  # already compressed
+        return True
     weights = read_weights(run / "chosen.weights")
     target = out / "chosen.weights.gz"
     with atomic_output(target) as fh:
@@ -150,6 +174,88 @@ def publish_sgd_run(run: pathlib.Path, out: pathlib.Path, max_weights_bytes: int
         target.unlink()
         return False
     return True
+
+
+#: the fields of a record's ``test.bleu.json`` a restore must reproduce exactly (the signature apart from
+#: the sacrebleu and smtlib versions, which do not change a score)
+_BLEU_FIELDS = ("score", "sentences", "reference_lines", "sys_len", "ref_len", "counts", "totals")
+
+
+def _signature_settings(signature: str) -> str:
+    return "|".join(part for part in str(signature).split("|") if not part.startswith(("version:", "impl:")))
+
+
+def _record_chosen(path: pathlib.Path) -> dict:
+    """A record's ``chosen.json``, checked: its epochs, their devtest BLEU, and the chosen epoch the best
+    of them as ``smtlib sgd choose`` picks it."""
+    from smtlib.io import read_json
+    from smtlib.tuners.sgd_mixing import choose_epoch
+
+    chosen = read_json(path, "chosen epoch")
+    epochs = chosen.get("epochs") if isinstance(chosen, dict) else None
+    keys = ("epoch", "devtest_bleu", "nonzero_features", "features_in_shards")
+    if not epochs or not isinstance(epochs, list) or not all(
+            isinstance(e, dict) and all(k in e for k in keys) for e in epochs):
+        raise InputError(f"not a chosen epoch: an 'epochs' list with {', '.join(keys)} in each is needed", path)
+    bleu = [e["devtest_bleu"] for e in epochs]
+    if not all(isinstance(b, (int, float)) and math.isfinite(b) for b in bleu):
+        raise InputError("an epoch's devtest BLEU is not a finite number", path)
+    best = choose_epoch([float(b) for b in bleu])
+    if chosen.get("chosen_epoch") != best:
+        raise InputError(f"the chosen epoch is {chosen.get('chosen_epoch')!r}, but epoch {best} has the best devtest "
+                         "BLEU: an edited record", path)
+    return chosen
+
+
+def restore_sgd_run(record: str | os.PathLike, test_refs: str | os.PathLike, settings, *, chosen_out: str | os.PathLike,
+                    test_out: str | os.PathLike, bleu_out: str | os.PathLike, info_out: str | os.PathLike) -> dict:
+    """Restore a finished run from its published record directory (:func:`publish_sgd_run`'s), so that
+    the table, findings and figure read it as the run's own files: ``chosen.json`` as recorded, the test
+    output decompressed, and its test BLEU scored again with ``settings``, which must reproduce the
+    record's ``test.bleu.json`` exactly (else nothing is written). ``info_out`` names the record and
+    its weights file (None where the vector was too large to publish). Returns that info.
+
+    Raises
+    ------
+    InputError
+        For a missing or malformed record file, a test output whose line count is not the references',
+        or a test BLEU that differs from the record's (a record scored with other BLEU settings, or
+        edited).
+    """
+    from smtlib.bleu.references import covered_sentences, read_references, read_segments
+    from smtlib.bleu.stats import compute_stats
+    from smtlib.cli.bleu import corpus_report
+    from smtlib.io import read_json, write_json
+
+    import numpy as np
+
+    record = pathlib.Path(record)
+    chosen = _record_chosen(record / "chosen.json")
+    recorded = read_json(record / "test.bleu.json", "test BLEU")
+    references = read_references([test_refs])
+    hyps = read_segments(record / "test.out.gz", what="the record's test output", allow_empty=True)
+    coverage = covered_sentences(range(len(hyps)), references, what="the record's test output",
+                                 path=record / "test.out.gz", lines=True)
+    stats = compute_stats(hyps, np.arange(len(hyps)), references, settings)
+    report = corpus_report(stats, settings, len(references), coverage.info())
+    differs = [k for k in _BLEU_FIELDS if report.get(k) != recorded.get(k)]
+    if _signature_settings(report["signature"]) != _signature_settings(recorded.get("signature", "")):
+        differs.append("signature")
+    if differs:
+        raise InputError(f"the record's test output scores {report['score']} BLEU ({report['signature']}) here, "
+                         f"its test.bleu.json says {recorded.get('score')} ({recorded.get('signature')}); "
+                         f"differs in {', '.join(differs)}: give the BLEU settings the run was scored with",
+                         record / "test.bleu.json")
+    weights = record / "chosen.weights.gz"
+    info = {"record": str(record), "weights": str(weights) if weights.is_file() else None,
+            "chosen_epoch": chosen["chosen_epoch"], "test_bleu": report["score"]}
+    _copy(record / "chosen.json", pathlib.Path(chosen_out))
+    with atomic_output(test_out) as fh:
+        fh.writelines(f"{line}\n" for line in hyps)
+    with atomic_output(bleu_out) as fh:
+        fh.write(json.dumps(report, indent=1) + "\n")
+    write_json(info_out, info)
+    return info
 
 
 def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, command: str = "",
@@ -169,15 +275,18 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
                          f"({DRIVER_COMMITS}): start the driver again at this commit before publishing", workdir)
     commits = list(dict.fromkeys(c for _, c, _ in starts)) or [commit]
     base = workdir / "results" / "simianer" / pair
-    finished, unfinished, heavy, by_commit = [], [], [], {}
+    finished, unfinished, heavy, restored, by_commit = [], [], [], [], {}
     for run in sgd_run_dirs(workdir, pair):
         name = run.relative_to(base).as_posix()
         if not (run / "test.bleu.json").exists():
             unfinished.append(name)
             continue
         finished.append(name)
-        by_commit[name] = run_commits(run, starts) if len(commits) > 1 else [commit]
-        if not publish_sgd_run(run, out / "runs" / name, max_weights_bytes):
+        if restored_record(run) is not None:
+            restored.append(name)
+        else:
+            by_commit[name] = run_commits(run, starts) if len(commits) > 1 else [commit]
+        if not publish_sgd_run(run, out / "runs" / name, max_weights_bytes, workdir):
             heavy.append(name)
     baseline = []
     if batch_method:
@@ -204,6 +313,10 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
         fh.write(provenance_head(f"(Simianer, Riezler & Dyer 2012, Table 2; {pair})", commit, clean, command,
                                  "smtlib report publish-simianer", earlier=commits[:-1]))
         fh.write(f"- Sharded runs finished ({len(finished)}): {', '.join(finished) or 'none yet'}.\n")
+        if restored:
+            fh.write(f"- Of these, restored from their published records and not run here ({len(restored)}; "
+                     f"`smtlib sgd restore`, config `simianer.restore_runs`; their costs are not in `costs.tsv`): "
+                     f"{', '.join(restored)}.\n")
         if len(commits) > 1:
             fh.write(commits_section(starts, by_commit))
         freed = freed_files(workdir)
@@ -222,7 +335,7 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
                  "Snakemake's last sample at its own rate). The rules without a benchmark file (shards, "
                  "fold corpora, zero vectors, the epoch choice, the table) take seconds.\n")
     return {"finished": len(finished), "unfinished": len(unfinished), "baseline": len(baseline),
-            "tables": copied, "heavy": heavy, "commit": commit, "commits": commits}
+            "tables": copied, "heavy": heavy, "restored": restored, "commit": commit, "commits": commits}
 
 
 def freed_files(workdir: str | os.PathLike) -> list[tuple[str, int, str]]:

@@ -18,6 +18,9 @@
 # of GB): they are first moved aside, and deleted only if Snakemake then plans nothing for any target
 # above the line; otherwise they are moved back and the driver stops. Each deletion is appended to
 # RUN_DIR/results/run_freed.tsv (time, kB freed, paths; a file linked from a path that stays frees nothing).
+# A line "config ITEM..." adds Snakemake --config items (KEY=VALUE, no spaces: e.g. a JSON mapping
+# 'simianer={"restore_runs":"docs/results/simianer_table2/runs"}') to every later snakemake call,
+# the dry runs of "free" lines included.
 set -u
 run_dir=$(cd "$1" && pwd); cores=$2; phases=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 log="$run_dir.log"
@@ -34,6 +37,7 @@ for aside in results/.freed-*; do
     echo "=== $(date -u +%FT%TZ) put back what a stopped driver had moved aside ($aside)" >> "$log"
 done
 done_targets=""
+config_items="data_dir=../shared/data"
 free_paths() {
     local aside="results/.freed-$$" kb paths="$*"
     if [ -z "$done_targets" ]; then
@@ -46,7 +50,7 @@ free_paths() {
         mkdir -p "$aside/$(dirname "$p")" && mv "$p" "$aside/$p"
     done
     [ -d "$aside" ] || { echo "=== $(date -u +%FT%TZ) free: nothing left of $paths" >> "$log"; return 0; }
-    if snakemake -n --config data_dir=../shared/data -- $done_targets 2>&1 | tail -1 | grep -q "^Nothing to be done"; then
+    if snakemake -n --config $config_items -- $done_targets 2>&1 | tail -1 | grep -q "^Nothing to be done"; then
         # what the deletion frees: a file counts once, and only if all its hard links are among the files
         # deleted (a templated model links its fold's tables, which may stay)
         kb=$(find "$aside" -type f -printf '%i %n %k\n' | awk '{c[$1]++; n[$1]=$2; k[$1]=$3}
@@ -66,9 +70,14 @@ while read -r targets; do
         free_paths ${targets#free } || exit 1
         continue
     fi
+    if [ "${targets%% *}" = config ]; then
+        config_items="$config_items ${targets#config }"
+        echo "=== $(date -u +%FT%TZ) config: ${targets#config }" >> "$log"
+        continue
+    fi
     echo "=== $(date -u +%FT%TZ) phase: $(echo $targets | wc -w) targets" >> "$log"
-    snakemake --unlock --config data_dir=../shared/data -- $targets >> "$log" 2>&1
-    if ! snakemake --cores "$cores" --set-threads $threads --rerun-incomplete --config data_dir=../shared/data \
+    snakemake --unlock --config $config_items -- $targets >> "$log" 2>&1
+    if ! snakemake --cores "$cores" --set-threads $threads --rerun-incomplete --config $config_items \
             -- $targets >> "$log" 2>&1; then
         echo "=== $(date -u +%FT%TZ) phase failed" >> "$log"
         exit 1

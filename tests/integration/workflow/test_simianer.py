@@ -184,3 +184,37 @@ def test_replicas_must_repeat_a_configured_run(tmp_path, data_dir, replica, mess
     r = snakemake(tmp_path, "-n", "simianer", configfile=write_config(tmp_path / "c.yaml", config),
                   data_dir=data_dir, timeout=300)
     assert r.returncode != 0 and message in r.stdout + r.stderr
+
+
+def test_a_run_with_a_published_record_is_restored_instead_of_run(tmp_path, data_dir):
+    """simianer.restore_runs: the run with a record is restored from it (its loop, epochs and test decode
+    not planned), every other run is run; a directory without a record is refused."""
+    records = tmp_path / "records"
+    record = records / "id-ng-shape/iterselsgd-train/split1"
+    record.mkdir(parents=True)
+    for name in ("chosen.json", "test.bleu.json", "test.out.gz"):  # the dry run only needs them to exist
+        (record / name).write_text("")
+    config = yaml.safe_load(QUICK.read_text())
+    config["simianer"]["restore_runs"] = str(records)
+    out = _dry_run(tmp_path, data_dir, "simianer", "-p", configfile=write_config(tmp_path / "c.yaml", config))
+    counts = job_counts(out)
+    expected = expected_jobs(_config(QUICK))
+    sim = config["simianer"]
+    for rule, fewer in {"simianer_shard_pass": sim["epochs"] * sim["shards"], "simianer_mix": sim["epochs"],
+                        "simianer_devtest": sim["epochs"], "simianer_zero": 1, "simianer_choose": 1,
+                        "simianer_test": 1}.items():
+        expected[rule] -= fewer
+    assert counts.pop("total") == sum(expected.values()) + 1 and counts == {**expected, "simianer_restore": 1}
+    (restore,) = jobs_of(out, "simianer_restore")
+    assert restore["output"].startswith("results/simianer/de-en/id-ng-shape/iterselsgd-train/split1/chosen.json")
+    assert f"--record {records}/id-ng-shape/iterselsgd-train/split1 " in out and "--tokenize none --lowercase" in out
+
+    (record / "test.out.gz").unlink()  # an incomplete record is an error, not a run tuned again
+    r = snakemake(tmp_path, "-n", "simianer", configfile=write_config(tmp_path / "c.yaml", config),
+                  data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "has no test.out.gz" in r.stdout + r.stderr
+
+    config["simianer"]["restore_runs"] = str(tmp_path / "misspelled")
+    r = snakemake(tmp_path, "-n", "simianer", configfile=write_config(tmp_path / "c.yaml", config),
+                  data_dir=data_dir, timeout=300)
+    assert r.returncode != 0 and "holds no run record" in r.stdout + r.stderr

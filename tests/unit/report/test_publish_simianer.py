@@ -280,3 +280,102 @@ def test_a_free_line_before_any_phase_is_refused(tmp_path):
     phases.write_text("free results/x.bin\nresults/a.txt\n")
     done = subprocess.run(["bash", str(DRIVER), str(run), "1", str(phases)])
     assert done.returncode == 1 and (run / "results" / "x.bin").read_text() == "x"
+
+
+def _scored_record(workdir, tmp_path, cli, run="id-ng-shape/iterselsgd-train/split1"):
+    """A published record of ``run`` whose test.bleu.json is what `smtlib bleu` writes for its output,
+    and the test references."""
+    refs = tmp_path / "test.ref"
+    refs.write_text("a b c\nd e f\n")
+    r = cli("bleu", "--refs", refs, "--hyps", workdir / SIM / run / "test.out", "--tokenize", "none")
+    assert r.returncode == 0, r.stderr
+    (workdir / SIM / run / "test.bleu.json").write_text(r.stdout)
+    publish_simianer(workdir, "fr-en", tmp_path / "pub", max_weights_bytes=20_000)
+    return tmp_path / "pub" / "runs" / run, refs
+
+
+def _restore(cli, record, refs, out, *bleu):
+    names = {"--chosen": "chosen.json", "--test-out": "test.out", "--test-bleu": "test.bleu.json",
+             "--info": "restored.json"}
+    options = [x for flag, name in names.items() for x in (flag, out / name)]
+    return cli("sgd", "restore", "--record", record, "--test-refs", refs, *options, *(bleu or ("--tokenize", "none")))
+
+
+def test_a_run_restored_from_its_record_has_the_run_s_own_files(workdir, tmp_path, cli):
+    record, refs = _scored_record(workdir, tmp_path, cli, "default/sgd-dev/split1")
+    out = tmp_path / "restored"
+    r = _restore(cli, record, refs, out)
+    assert r.returncode == 0, r.stderr
+    run = workdir / SIM / "default/sgd-dev/split1"
+    for name in ("chosen.json", "test.out", "test.bleu.json"):
+        assert (out / name).read_bytes() == (run / name).read_bytes(), name
+    info = json.loads((out / "restored.json").read_text())
+    assert info["weights"] == str(record / "chosen.weights.gz") and info["chosen_epoch"] == 1
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("bleu", "differs in score"),  # an edited or differently scored record
+    ("lines", "line"),  # a test output without one line per reference
+    ("epoch", "the chosen epoch is 2, but epoch 1"),
+    ("missing", "test.out.gz"),
+])
+def test_a_record_that_does_not_reproduce_is_refused_and_nothing_written(workdir, tmp_path, cli, damage, message):
+    record, refs = _scored_record(workdir, tmp_path, cli)
+    if damage == "bleu":
+        scored = json.loads((record / "test.bleu.json").read_text())
+        (record / "test.bleu.json").write_text(json.dumps({**scored, "score": scored["score"] + 0.01}))
+    elif damage == "lines":
+        (record / "test.out.gz").write_bytes(gzip.compress(b"a b c\n"))
+    elif damage == "epoch":
+        chosen = json.loads((record / "chosen.json").read_text())
+        (record / "chosen.json").write_text(json.dumps({**chosen, "chosen_epoch": 2}))
+    else:
+        (record / "test.out.gz").unlink()
+    out = tmp_path / "restored"
+    r = _restore(cli, record, refs, out)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_other_bleu_settings_than_the_record_s_are_refused(workdir, tmp_path, cli):
+    record, refs = _scored_record(workdir, tmp_path, cli)
+    r = _restore(cli, record, refs, tmp_path / "restored", "--tokenize", "13a", "--lowercase")
+    assert r.returncode == 2 and "signature" in r.stderr
+
+
+def test_publishing_restored_runs_keeps_their_records_and_names_them_apart(workdir, tmp_path, cli):
+    """A lost run directory's finished runs restored in a new one are published again as they were (the
+    record's weights, or none where the record had none) and named as restored, not as run here."""
+    record, refs = _scored_record(workdir, tmp_path, cli, "default/sgd-dev/split1")
+    heavy, _ = _scored_record(workdir, tmp_path, cli)
+    before = {p.relative_to(tmp_path / "pub" / "runs"): p.read_bytes()
+              for p in (tmp_path / "pub" / "runs").rglob("*") if p.is_file() and "baseline" not in p.parts}
+    new = tmp_path / "new"
+    _checkout(new, "# workflow\n")
+    for source in (record, heavy):
+        run = new / SIM / source.relative_to(tmp_path / "pub" / "runs")
+        assert _restore(cli, source, refs, run).returncode == 0
+    out = tmp_path / "pub2"
+    done = publish_simianer(new, "fr-en", out, batch_method=None)
+    assert done["restored"] == ["default/sgd-dev/split1", "id-ng-shape/iterselsgd-train/split1"]
+    assert done["heavy"] == ["id-ng-shape/iterselsgd-train/split1"]
+    after = {p.relative_to(out / "runs"): p.read_bytes() for p in (out / "runs").rglob("*") if p.is_file()}
+    assert after == before
+    assert "restored from their published records and not run here (2" in (out / "PROVENANCE.md").read_text()
+
+
+def test_a_config_line_adds_its_items_to_every_later_snakemake_call(tmp_path):
+    """A "config ITEM..." line of the phases file: its --config items go to the phases below it and to
+    the dry runs of their "free" lines, not to the phases above it."""
+    run, _ = _driver_run(tmp_path, '#!/bin/sh\necho "$*" >> calls.txt\n'
+                         'case " $* " in *" -n "*) echo "Nothing to be done" ;; esac\n')
+    (run / "results").mkdir(exist_ok=True)
+    (run / "results" / "x.bin").write_text("x")
+    phases = tmp_path / "phases.txt"
+    phases.write_text('results/a.txt\nconfig s={"restore_runs":"docs/r"} n=2\nresults/b.txt\nfree results/x.bin\n')
+    subprocess.run(["bash", str(DRIVER), str(run), "1", str(phases)], check=True)
+    calls = (run / "calls.txt").read_text().splitlines()
+    assert len(calls) == 5  # unlock and run for each phase, the free line's dry run
+    extra = 'data_dir=../shared/data s={"restore_runs":"docs/r"} n=2 --'
+    assert [extra in c for c in calls] == [False, False, True, True, True]
+    assert calls[-1].startswith("-n ") and not (run / "results" / "x.bin").exists()
