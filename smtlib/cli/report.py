@@ -384,7 +384,8 @@ def cmd_publish_simianer(args: argparse.Namespace) -> int:
 
     method = None if args.batch_method == "none" else args.batch_method
     done = publish_simianer(args.workdir, args.pair, args.out, command=args.run_command or "", batch_method=method)
-    print(f"smtlib report publish-simianer: {done['finished']} finished sharded runs, {done['baseline']} batch runs, "
+    print(f"smtlib report publish-simianer: {done['finished']} finished sharded runs ({len(done['restored'])} "
+          f"restored from records), {done['baseline']} batch runs, "
           f"{done['unfinished']} started and unfinished, table files: {', '.join(done['tables']) or 'none yet'}, "
           f"weights left out: {len(done['heavy'])} (commit {done['commit'][:12]})", file=sys.stderr)
     return 0

@@ -334,6 +334,11 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
                  "ran (Snakemake's benchmark files; `cpu_hours_extrapolated` adds each job's CPU time after "
                  "Snakemake's last sample at its own rate). The rules without a benchmark file (shards, "
                  "fold corpora, zero vectors, the epoch choice, the table) take seconds.\n")
+        earlier = sorted(p.name for p in out.glob("part*") if p.is_dir())
+        if earlier:
+            fh.write(f"- Earlier run directories, lost with their machines: {', '.join(f'`{e}/`' for e in earlier)}, "
+                     "each with the records, `costs.tsv` and `PROVENANCE.md` it had published (its costs are "
+                     "not in this `costs.tsv`; `docs/results/README.md` says how its runs were restored).\n")
     return {"finished": len(finished), "unfinished": len(unfinished), "baseline": len(baseline),
             "tables": copied, "heavy": heavy, "restored": restored, "commit": commit, "commits": commits}
 

@@ -356,12 +356,15 @@ def test_publishing_restored_runs_keeps_their_records_and_names_them_apart(workd
         run = new / SIM / source.relative_to(tmp_path / "pub" / "runs")
         assert _restore(cli, source, refs, run).returncode == 0
     out = tmp_path / "pub2"
+    (out / "part1").mkdir(parents=True)  # the lost directory's publication, kept apart
     done = publish_simianer(new, "fr-en", out, batch_method=None)
     assert done["restored"] == ["default/sgd-dev/split1", "id-ng-shape/iterselsgd-train/split1"]
     assert done["heavy"] == ["id-ng-shape/iterselsgd-train/split1"]
     after = {p.relative_to(out / "runs"): p.read_bytes() for p in (out / "runs").rglob("*") if p.is_file()}
     assert after == before
-    assert "restored from their published records and not run here (2" in (out / "PROVENANCE.md").read_text()
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert "restored from their published records and not run here (2" in provenance
+    assert "lost with their machines: `part1/`" in provenance
 
 
 def test_a_config_line_adds_its_items_to_every_later_snakemake_call(tmp_path):
