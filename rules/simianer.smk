@@ -17,6 +17,8 @@
 #      from the epoch's start (zero at epoch 1); then a mixing / selection job;
 #      devtest BLEU of every epoch's returned vector; the epoch chosen on devtest; test BLEU;
 #   5. results/simianer_table2.tsv (with approximate randomization) and the per-epoch figure.
+# A run with a published record (simianer.restore_runs) is restored from it instead of run (stage 4's
+# rule simianer_restore): a lost run directory costs only its runs in flight.
 # A run directory is results/simianer/{pair}/{fgroup}/{algo}-{tdata}/split{seed}; Algorithm 1 ("sgd")
 # tunes on the dev set as one shard with the full model, the others on the training shards of the split
 # (results/simianer/{pair}/split{seed}: shards, folds, fold models).
