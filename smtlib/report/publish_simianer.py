@@ -380,6 +380,8 @@ def commits_section(starts: list[tuple[float, str, bool]], by_commit: dict[str, 
     groups: dict[tuple[str, ...], list[str]] = {}
     for name, commits in by_commit.items():
         groups.setdefault(tuple(commits), []).append(name)
+    if not groups:  # every finished run was restored (made by an earlier directory's commits)
+        return "\n".join(lines) + "\n"
     lines.append("- The finished runs by the commits whose starts cover their files' modification times "
                  "(the fold systems and templated models they read are not counted):")
     for commits, names in groups.items():

@@ -351,7 +351,9 @@ def test_publishing_restored_runs_keeps_their_records_and_names_them_apart(workd
     before = {p.relative_to(tmp_path / "pub" / "runs"): p.read_bytes()
               for p in (tmp_path / "pub" / "runs").rglob("*") if p.is_file() and "baseline" not in p.parts}
     new = tmp_path / "new"
-    _checkout(new, "# workflow\n")
+    head = _checkout(new, "# workflow\n")
+    (new / "results").mkdir()
+    (new / DRIVER_COMMITS).write_text(f"2026-11-30T08:00:00Z\t{'a' * 40}\tclean\n2026-11-30T09:00:00Z\t{head}\tclean\n")
     for source in (record, heavy):
         run = new / SIM / source.relative_to(tmp_path / "pub" / "runs")
         assert _restore(cli, source, refs, run).returncode == 0
@@ -365,6 +367,7 @@ def test_publishing_restored_runs_keeps_their_records_and_names_them_apart(workd
     provenance = (out / "PROVENANCE.md").read_text()
     assert "restored from their published records and not run here (2" in provenance
     assert "lost with their machines: `part1/`" in provenance
+    assert "started at 2 commits" in provenance and "whose starts cover" not in provenance  # none was run here
 
 
 def test_a_config_line_adds_its_items_to_every_later_snakemake_call(tmp_path):
