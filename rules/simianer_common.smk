@@ -134,11 +134,8 @@ def _sim_check_config():
             f"config: simianer.restore_runs {records!r} holds no run record "
             "(<group>/<algo>-<data>/split<seed>/chosen.json, as smtlib report publish-simianer writes them)"
         )
-    for (
-        chosen
-    ) in (
-        found
-    ):  # an incomplete record is an error, not a silent run of the loop instead
+    # an incomplete record is an error, not a silent run of the loop instead
+    for chosen in found:
         missing = [
             name
             for name in SIM_RECORD_FILES
