@@ -28,7 +28,7 @@ import sys
 
 import numpy as np
 
-from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats
+from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats, corpus_report
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import NGRAM_ORDER, compute_stats
@@ -50,26 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", default="bleu+1", help="sentence-level variant (see --list-variants; default bleu+1)")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="a variant parameter, e.g. bp_smooth=true")
     parser.add_argument("--list-variants", action="store_true", help="list the sentence-level variants and exit")
-
-
-def corpus_report(stats: np.ndarray, settings, n_refs: int, coverage: dict, smooth_method: str = "exp",
-                  smooth_value: float | None = None) -> dict:
-    """The JSON object of ``smtlib bleu``'s corpus mode (module docstring) from the sentences' statistics
-    (:func:`~smtlib.bleu.stats.compute_stats`): score, signature, the coverage (``Coverage.info()``), the
-    lengths and the n-gram counts and totals."""
-    total = stats.sum(axis=0)
-    order = settings.max_ngram_order
-    score = bleu_from_stats(total, smooth_method=smooth_method, smooth_value=smooth_value)
-    return {
-        "name": "BLEU",
-        "score": round(100 * score, 10),
-        "signature": str(BleuSignature(settings, n_refs, smooth_method, smooth_value)),
-        **coverage,
-        "sys_len": int(total[0]),
-        "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
-        "counts": [int(x) for x in total[2 : 2 + order]],
-        "totals": [int(x) for x in total[2 + order : 2 + 2 * order]],
-    }
 
 
 def _list_variants() -> int:

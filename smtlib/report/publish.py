@@ -529,5 +529,6 @@ def finished_line(finished: list[str]) -> str:
 
 
 def _copy(src: pathlib.Path, dst: pathlib.Path) -> None:
-    with open(src, "rb") as fin, atomic_output(dst, binary=True) as fout:
+    """``src``'s bytes to ``dst``, atomically (never compressed again: a ``.gz`` is copied as it is)."""
+    with open(src, "rb") as fin, atomic_output(dst, binary=True, compress=False) as fout:
         shutil.copyfileobj(fin, fout)

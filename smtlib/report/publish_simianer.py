@@ -162,9 +162,7 @@ def publish_sgd_run(run: pathlib.Path, out: pathlib.Path, max_weights_bytes: int
     if restored is not None:
         if restored.get("weights") is None:
             return False
-        with open(pathlib.Path(workdir or ".") / restored["weights"], "rb") as src, \
-                atomic_output(out / "chosen.weights.gz", binary=True, compress=False) as fh:
-            shutil.copyfileobj(src, fh)  # already compressed
+        _copy(pathlib.Path(workdir or ".") / restored["weights"], out / "chosen.weights.gz")
         return True
     weights = read_weights(run / "chosen.weights")
     target = out / "chosen.weights.gz"
@@ -224,7 +222,7 @@ def restore_sgd_run(record: str | os.PathLike, test_refs: str | os.PathLike, set
     """
     from smtlib.bleu.references import covered_sentences, read_references, read_segments
     from smtlib.bleu.stats import compute_stats
-    from smtlib.cli.bleu import corpus_report
+    from smtlib.bleu.corpus import corpus_report
     from smtlib.io import read_json, write_json
 
     import numpy as np
