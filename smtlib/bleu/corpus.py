@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import HYP_LEN, MATCHES, REF_LEN, TOTALS, BleuSettings, compute_stats
 
 SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
@@ -123,23 +122,3 @@ def log_bleu_and_gradient(stats_sum: np.ndarray, bp_smoothness: float = 0.0) -> 
     grad[HYP_LEN] = dval_dx * r / (c * c)
     grad[REF_LEN] = -dval_dx / c
     return value, grad
-
-
-def corpus_report(stats: np.ndarray, settings: BleuSettings, n_refs: int, coverage: dict, smooth_method: str = "exp",
-                  smooth_value: float | None = None) -> dict:
-    """The JSON object ``smtlib bleu`` prints in corpus mode (and ``smtlib sgd restore`` checks), from
-    the sentences' statistics (:func:`~smtlib.bleu.stats.compute_stats`): score, signature, the
-    coverage (``Coverage.info()``), the lengths and the n-gram counts and totals."""
-    total = stats.sum(axis=0)
-    order = settings.max_ngram_order
-    score = bleu_from_stats(total, smooth_method=smooth_method, smooth_value=smooth_value)
-    return {
-        "name": "BLEU",
-        "score": round(100 * score, 10),
-        "signature": str(BleuSignature(settings, n_refs, smooth_method, smooth_value)),
-        **coverage,
-        "sys_len": int(total[0]),
-        "ref_len": float(total[1]) if total[1] % 1 else int(total[1]),
-        "counts": [int(x) for x in total[2 : 2 + order]],
-        "totals": [int(x) for x in total[2 + order : 2 + 2 * order]],
-    }

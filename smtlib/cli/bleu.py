@@ -28,7 +28,8 @@ import sys
 
 import numpy as np
 
-from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats, corpus_report
+from smtlib.bleu.corpus import SMOOTH_DEFAULTS, bleu_from_stats
+from smtlib.bleu.report import corpus_report
 from smtlib.bleu.references import read_references
 from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import NGRAM_ORDER, compute_stats

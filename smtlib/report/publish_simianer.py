@@ -222,7 +222,7 @@ def restore_sgd_run(record: str | os.PathLike, test_refs: str | os.PathLike, set
     """
     from smtlib.bleu.references import covered_sentences, read_references, read_segments
     from smtlib.bleu.stats import compute_stats
-    from smtlib.bleu.corpus import corpus_report
+    from smtlib.bleu.report import corpus_report
     from smtlib.io import read_json, write_json
 
     import numpy as np
