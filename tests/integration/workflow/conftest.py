@@ -3,8 +3,10 @@
 The end-to-end tests of Table 4, Tan et al.'s findings and Hopkins & May's stability experiment all
 need the same tiny fr-en system, its first decode and the table's kb-mert and kb-mira runs; run apart,
 each built and tuned them again. One `snakemake` call now makes every target they check, and under
-pytest-xdist the first worker to ask makes it while the others wait on a lock. The tests only read the
-directory; a test that changes a run (restore, a metric sweep) works on its own copy.
+pytest-xdist the first worker to ask makes it while the others wait on a lock. The tests that use it
+form one xdist group (``--dist loadgroup`` in pyproject.toml), so one worker runs them all and no other
+worker sits idle on the lock while the run is made. The tests only read the directory; a test that
+changes a run (restore, a metric sweep) works on its own copy.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ class TinyRun:
         """A copy that a test may change (snakemake's metadata and the files' times with it)."""
         shutil.copytree(self.check(), dest, symlinks=True)
         return dest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the group from the marks
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tiny_table4_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("tiny_table4_run"))
 
 
 @pytest.fixture(scope="session")
