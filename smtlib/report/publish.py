@@ -17,9 +17,10 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
   the largest wall and CPU seconds of one job (the rules' ``benchmark:`` files, Snakemake's
   ``cpu_time``, ``s`` and ``max_rss``). A job's wall time stretches with the machine's load; its CPU
   time does not, so ``max_cpu_s`` is what a cluster's time limit is sized from (profiles/slurm).
-  Snakemake samples a job's CPU time (1 s apart for 30 s, then 30 s apart) and counts none after the
-  last sample, so ``cpu_hours`` is low; ``cpu_hours_extrapolated`` adds each job's unsampled tail at
-  the rate it ran before (see ``unsampled_cpu``), the figure to set beside CPU times measured exactly;
+  Snakemake samples a job's CPU time (0.5 s apart for its first 30 readings, about 15 s, then 30 s
+  apart) and counts none after the last sample, so ``cpu_hours`` is low, by up to 60 % for a job of
+  15-45 s; ``cpu_hours_extrapolated`` adds each job's unsampled tail at the rate it ran before (see
+  ``unsampled_cpu``), the figure to set beside CPU times measured exactly;
 - the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
   ``_findings.md``, the extended table) and the figures of the pair;
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
@@ -104,25 +105,32 @@ def benchmark_rule(relative: str) -> str | None:
     return None
 
 
-#: Snakemake's benchmark sampler (snakemake.benchmark.BENCHMARK_INTERVAL): one reading of the job's
-#: process tree a second up to this many seconds, then one every this many seconds
+#: Snakemake 9's benchmark sampler (snakemake.benchmark): a reading of the job's process tree at its
+#: start, then BENCHMARK_INTERVAL_SHORT (0.5 s) apart for SHORT_READINGS (30) more, then
+#: BENCHMARK_INTERVAL (30 s) apart
+SHORT_INTERVAL_S = 0.5
+SHORT_READINGS = 30
 SAMPLING_INTERVAL_S = 30
 
 
 def unsampled_cpu(wall_s: float, cpu_s: float) -> float:
     """A job's CPU seconds with the tail after Snakemake's last reading added at the job's own rate.
 
-    Snakemake reads a job's CPU time at 1, 2, ..., 30 s, then at 60, 90, ... s, and keeps the last
-    reading: whatever the job used after it is not counted (up to 1 s of a short job, up to 30 s of a
-    long one). Measured on the Table 4 run's commit, a 12 s and a 9.5 s decode lost 1.3 % and 4 % of
-    their CPU time (``os.wait4`` against the benchmark file); over the run, jobs longer than 30 s wall
-    lose the most. The tail is taken to run at the job's mean rate up to the last reading: an
-    extrapolation, not a measurement.
+    Snakemake 9 reads a job's CPU time every 0.5 s up to 15 s (30 readings), then at 45, 75, ... s, and
+    keeps the last reading: whatever the job used after it is not counted (up to 0.5 s of a job under
+    15 s, everything after 15 s of a job of 15-45 s, up to 30 s of a longer one). Measured on this
+    machine (``benchmarks/results/snakemake_overhead.md``): busy loops of 25 and 40 CPU-s were recorded
+    as 14.2 and 14.3 s, and this gives 25.05 and 40.2; shard passes of 21-25 CPU-s (``/proc``) were
+    recorded as 12-14 s. The readings also take time, which moves the later ones a little later than
+    this schedule, so the figure is an extrapolation, not a measurement.
     """
     if wall_s <= 0 or cpu_s <= 0:
         return cpu_s
-    last = float(int(wall_s)) if wall_s < SAMPLING_INTERVAL_S else \
-        SAMPLING_INTERVAL_S * int(wall_s // SAMPLING_INTERVAL_S)
+    short_end = SHORT_INTERVAL_S * SHORT_READINGS
+    if wall_s < short_end:
+        last = SHORT_INTERVAL_S * int(wall_s / SHORT_INTERVAL_S)
+    else:
+        last = short_end + SAMPLING_INTERVAL_S * int((wall_s - short_end) // SAMPLING_INTERVAL_S)
     return cpu_s * wall_s / last if last > 0 else cpu_s
 
 
@@ -463,8 +471,9 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                          f"settings no table reads ({', '.join(side_settings)}): not checked against these runs, "
                          "not published here, and their jobs are not in `costs.tsv`.\n")
         fh.write("- `costs.tsv`: per rule, the CPU and wall hours and the largest peak memory of the jobs that "
-                 "ran (Snakemake's benchmark files). Snakemake samples CPU time (every second for 30 s, then "
-                 "every 30 s) and misses what a job used after its last sample, so `cpu_hours` is low; "
+                 "ran (Snakemake's benchmark files). Snakemake samples CPU time (every 0.5 s for 30 readings, "
+                 "about 15 s, then every 30 s) and misses what a job used after its last sample, so "
+                 "`cpu_hours` is low (by up to 60 % for a job of 15-45 s); "
                  "`cpu_hours_extrapolated` adds each job's unsampled tail at its own rate.\n")
         fh.write(records_matrix(record_names(out / "runs")))
     return {"finished": len(finished), "finished_default": len(default_runs(finished)), "unfinished": len(unfinished),

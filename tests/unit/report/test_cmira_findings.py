@@ -107,9 +107,9 @@ def test_an_info_without_what_its_method_records_is_refused():
 def test_a_benchmark_file_is_checked(tmp_path):
     good = tmp_path / "good.tsv"
     good.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-                    "2.5\t0:00:02\t100\t0\t0\t0\t0\t0\t0\t2.0\n")
+                    "2.7\t0:00:02\t100\t0\t0\t0\t0\t0\t0\t2.0\n")
     b = read_step_benchmark(good)
-    assert b["s"] == 2.5 and b["cpu_time"] == 2.0 and b["cpu_extrapolated"] == pytest.approx(2.0 * 2.5 / 2)
+    assert b["s"] == 2.7 and b["cpu_time"] == 2.0 and b["cpu_extrapolated"] == pytest.approx(2.0 * 2.7 / 2.5)
     bad = tmp_path / "bad.tsv"
     bad.write_text("x\ty\n1\t2\n")
     with pytest.raises(InputError, match="not a Snakemake benchmark file"):
