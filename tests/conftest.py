@@ -18,6 +18,15 @@ from tests.support.repo import REPO
 INTEGRATION = pathlib.Path(__file__).resolve().parent / "integration"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """With ``-n`` and no ``--dist``, xdist's ``loadgroup``: the tests that share one expensive run are one
+    group (``tests/integration/workflow/conftest.py``), kept on one worker while the others go on. Set
+    here, not in ``addopts``, so that ``pytest`` without pytest-xdist installed still runs."""
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadgroup"
+
+
 def pytest_collection_modifyitems(items):
     """Mark every test under ``tests/integration/`` ``integration``, so ``-m "not integration"`` selects
     the unit tests together with the other markers (``-m "not slow and not integration"``)."""

@@ -4,7 +4,7 @@ The end-to-end tests of Table 4, Tan et al.'s findings and Hopkins & May's stabi
 need the same tiny fr-en system, its first decode and the table's kb-mert and kb-mira runs; run apart,
 each built and tuned them again. One `snakemake` call now makes every target they check, and under
 pytest-xdist the first worker to ask makes it while the others wait on a lock. The tests that use it
-form one xdist group (``--dist loadgroup`` in pyproject.toml), so one worker runs them all and no other
+form one xdist group (``-n`` means ``--dist loadgroup`` here: ``tests/conftest.py``), so one worker runs them all and no other
 worker sits idle on the lock while the run is made. The tests only read the directory; a test that
 changes a run (restore, a metric sweep) works on its own copy.
 """
