@@ -15,8 +15,11 @@ that fixed cost, and ``python -c pass`` beside them in the same rounds:
 Each command runs ``--repeats`` times, the commands interleaved round by round, as
 ``python -m smtlib ...`` with ``PYTHONPATH`` set to the source tree; CPU is user + system of the
 child (``os.wait4``). With ``--old DIR`` (another checkout, e.g. ``git worktree add /tmp/old REV``)
-every command also runs from that tree in the same rounds, its outputs are compared with ``cmp``,
-and the table gives new / old per command. Each tree runs every command once before the rounds, so
+every command also runs from that tree in the same rounds, right before or after the new tree's
+(in turns), its outputs are compared with ``cmp``, and the table gives new / old per command and the
+median of the paired differences with the number of rounds the new tree was faster in: on a loaded
+machine a command's CPU varies by tens of percent from minute to minute, and pairs run seconds apart
+share most of that. Each tree runs every command once before the rounds, so
 numba's cache is warm (it is keyed on the source file).
 
     python benchmarks/startup.py [--old DIR] [--repeats 7] [--json OUT]
@@ -124,11 +127,14 @@ def main() -> None:
             if r["status"]:
                 raise SystemExit(f"{tag}: {name} failed with status {r['status']}")
     samples: dict[str, dict[str, list[dict]]] = {"python -c pass": {"-": []}}
-    for _ in range(opts.repeats):
+    for round_ in range(opts.repeats):
         samples["python -c pass"]["-"].append(run(None, [], work))
-        for tag, tree in trees.items():
-            for name, (args, _) in commands(tag).items():
-                samples.setdefault(name, {}).setdefault(tag, []).append(run(tree, args, work))
+        for name in commands("new"):
+            # the trees back to back, in turns first: a pair shares the machine's load of the moment
+            order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
+            for tag in order:
+                args = commands(tag)[name][0]
+                samples.setdefault(name, {}).setdefault(tag, []).append(run(trees[tag], args, work))
     same = {}
     if "old" in trees:
         for name in commands("new"):
@@ -146,6 +152,9 @@ def main() -> None:
         if "old_cpu" in row:
             row["new_over_old"] = row["new_cpu"] / row["old_cpu"]
             row["same_output"] = same[name]
+            diffs = [n["cpu"] - o["cpu"] for n, o in zip(by_tag["new"], by_tag["old"])]
+            row["paired_diff"] = statistics.median(diffs)
+            row["new_faster_in"] = sum(d < 0 for d in diffs)
         rows.append(row)
     _print(rows, "old" in trees, opts.repeats, os.getloadavg())
     if opts.json:
@@ -159,15 +168,17 @@ def _print(rows: list[dict], with_old: bool, repeats: int, load: tuple[float, fl
     print(f"median of {repeats} runs, CPU seconds (user + system); load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     head = "| command | CPU s | above python | peak RSS MB |"
     if with_old:
-        head = "| command | old CPU s | new CPU s | new / old | old above python | new above python | same output |"
+        head = ("| command | old CPU s | new CPU s | new / old | old above python | new above python | "
+                "new - old, paired | new faster in | same output |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
         if r["command"] == "python -c pass":
-            print(f"| python -c pass | {r['-_cpu']:.3f} | | |" + (" | | |" if with_old else ""))
+            print(f"| python -c pass | {r['-_cpu']:.3f} | | |" + (" | | | | |" if with_old else ""))
         elif with_old:
             print(f"| {r['command']} | {r['old_cpu']:.2f} | {r['new_cpu']:.2f} | {r['new_over_old']:.2f} | "
-                  f"{r['old_above_python']:.2f} | {r['new_above_python']:.2f} | {'yes' if r['same_output'] else 'NO'} |")
+                  f"{r['old_above_python']:.2f} | {r['new_above_python']:.2f} | {r['paired_diff']:+.2f} | "
+                  f"{r['new_faster_in']} of {repeats} | {'yes' if r['same_output'] else 'NO'} |")
         else:
             print(f"| {r['command']} | {r['new_cpu']:.2f} | {r['new_above_python']:.2f} | {r['new_rss_mb']:.0f} |")
 

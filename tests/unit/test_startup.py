@@ -57,3 +57,38 @@ def test_numba_start_up_hides_cffi_only_from_numba():
         "import cffi\n"
         "print(cffi.FFI is not None)\n")
     assert out.splitlines() == ["False False 12.0", "True"]
+
+
+def _scipy_imports_f2py() -> bool:
+    """Whether this scipy's first import loads numpy.f2py (scipy's array-API copy of NumPy's namespace)."""
+    return _python("import sys, scipy.sparse\nprint('numpy.f2py.crackfortran' in sys.modules)") == "True"
+
+
+def test_scipy_import_leaves_numpys_f2py_and_testing_unloaded_until_used():
+    """With :func:`defer_until_scipy`, importing scipy loads neither f2py nor numpy.testing; both work
+    in full on first use."""
+    if not _scipy_imports_f2py():
+        pytest.skip("this scipy does not import numpy.f2py: nothing to defer")
+    out = _python(
+        "import sys\n"
+        "from smtlib.numpy_startup import defer_until_scipy\n"
+        "defer_until_scipy()\n"
+        "defer_until_scipy()\n"
+        "import scipy.sparse\n"
+        "from smtlib.numpy_startup import _BeforeScipy\n"
+        "print(sum(isinstance(f, _BeforeScipy) for f in sys.meta_path), 'numpy.f2py.crackfortran' in sys.modules, "
+        "'numpy.testing._private' in sys.modules)\n"
+        "import numpy, numpy.testing as nt\n"
+        "nt.assert_array_equal(numpy.arange(3), [0, 1, 2])\n"
+        "print('numpy.testing._private' in sys.modules, callable(numpy.f2py.run_main))\n")
+    assert out.splitlines() == ["0 False False", "True True"]
+
+
+def test_a_command_does_not_import_numpy_for_the_deferral():
+    """``smtlib weights``, which does not use numpy, does not import it because of the deferral."""
+    out = _python(
+        "import sys\n"
+        "from smtlib.cli import main\n"
+        "main(['weights', '--help'])\n"
+        "print('numpy' in sys.modules)\n")
+    assert out.splitlines()[-1] == "False"
