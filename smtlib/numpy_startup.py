@@ -54,8 +54,8 @@ class _BeforeScipy(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path, target=None):
         if fullname == "scipy":
-            if self in sys.meta_path:
-                sys.meta_path.remove(self)
+            # a new list, not the old one changed in place: the import system is iterating over that
+            sys.meta_path = [f for f in sys.meta_path if f is not self]
             defer_unused_numpy_submodules()
         return None  # the usual finders import scipy itself
 

@@ -92,3 +92,19 @@ def test_a_command_does_not_import_numpy_for_the_deferral():
         "main(['weights', '--help'])\n"
         "print('numpy' in sys.modules)\n")
     assert out.splitlines()[-1] == "False"
+
+
+def test_the_deferral_skips_no_other_finder_of_scipys_import():
+    """The finder that defers steps aside without hiding the finder after it from scipy's import."""
+    out = _python(
+        "import sys\n"
+        "from smtlib.numpy_startup import defer_until_scipy\n"
+        "asked = []\n"
+        "class Recorder:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        asked.append(name)\n"
+        "defer_until_scipy()\n"
+        "sys.meta_path.insert(1, Recorder())\n"
+        "import scipy\n"
+        "print('scipy' in asked)\n")
+    assert out == "True"
