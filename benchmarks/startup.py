@@ -127,14 +127,14 @@ def main() -> None:
             if r["status"]:
                 raise SystemExit(f"{tag}: {name} failed with status {r['status']}")
     samples: dict[str, dict[str, list[dict]]] = {"python -c pass": {"-": []}}
+    by_tree = {tag: commands(tag) for tag in trees}
     for round_ in range(opts.repeats):
         samples["python -c pass"]["-"].append(run(None, [], work))
-        for name in commands("new"):
+        for name in by_tree["new"]:
             # the trees back to back, in turns first: a pair shares the machine's load of the moment
             order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
             for tag in order:
-                args = commands(tag)[name][0]
-                samples.setdefault(name, {}).setdefault(tag, []).append(run(trees[tag], args, work))
+                samples.setdefault(name, {}).setdefault(tag, []).append(run(trees[tag], by_tree[tag][name][0], work))
     same = {}
     if "old" in trees:
         for name in commands("new"):

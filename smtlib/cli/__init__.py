@@ -15,6 +15,7 @@ import sys
 
 from smtlib import __version__
 from smtlib.errors import InputError, TuningError
+from smtlib.numpy_startup import defer_until_scipy
 
 #: sub-command name -> (module, one-line help). A new command is one module plus one line here.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -84,8 +85,6 @@ def build_parser(command: str | None = None, argv: list[str] | None = None) -> a
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``smtlib`` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    from smtlib.numpy_startup import defer_until_scipy
-
     defer_until_scipy()  # numpy's f2py and testing are not imported with scipy (smtlib.numpy_startup)
     command = next((a for a in argv if not a.startswith("-")), None)
     if command not in COMMANDS:
