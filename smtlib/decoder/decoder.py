@@ -185,17 +185,39 @@ def _future_costs_nb(best):
     return fct
 
 
+@numba.njit(cache=True)
+def _span_index_nb(start, end, est, n, maxlen):
+    """Per span ``(i, length)``, the first option and the number of options (the options sorted by
+    start, then length), and the best estimate of each span ``[i, j)``, future costs' input."""
+    span_first = np.zeros((max(n, 1), maxlen), dtype=np.int64)
+    span_cnt = np.zeros((max(n, 1), maxlen), dtype=np.int64)
+    best = np.full((n + 1, n + 1), -np.inf)
+    for idx in range(len(start)):
+        i = start[idx]
+        ln = end[idx] - i
+        if span_cnt[i, ln - 1] == 0:
+            span_first[i, ln - 1] = idx
+        span_cnt[i, ln - 1] += 1
+        if est[idx] > best[i, end[idx]]:
+            best[i, end[idx]] = est[idx]
+    return span_first, span_cnt, best
+
+
 def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """The values as k-best lines print them (:data:`~smtlib.kbest.format.DECODED`: 6 significant
     digits, like Moses), and that text.
 
-    The text of each value is made once and printed as is: formatting the rounded value again
-    would give the same text (the double nearest a 6-digit decimal prints as that decimal) at twice
-    the cost, which was a tenth of a cube-pruning decode.
+    Each distinct value (by its bits, so ``-0.0`` and ``0.0`` stay apart) is printed once: a
+    sentence's k-best paths share most of their feature values. The text is then read back for the
+    rounded value rather than rounding again: the double nearest a 6-digit decimal prints as that
+    decimal, so the two agree, and formatting was a tenth of a cube-pruning decode.
     """
     print_value = DECODED.value
-    texts = [print_value(v) for v in values.ravel().tolist()]
-    return np.array([float(t) for t in texts], dtype=np.float64).reshape(values.shape), texts
+    flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    distinct, where = np.unique(flat.view(np.int64), return_inverse=True)
+    distinct_texts = [print_value(v) for v in distinct.view(np.float64).tolist()]
+    rounded = np.array([float(t) for t in distinct_texts], dtype=np.float64)[where.reshape(-1)]
+    return rounded.reshape(values.shape), [distinct_texts[i] for i in where.reshape(-1).tolist()]
 
 
 class KBestLine(NamedTuple):
@@ -255,27 +277,38 @@ class Decoder:
     def _ranked(self, srcs: list[str]) -> None:
         """Fill the cache for source phrases: entries sorted by estimated score, cut to the table limit.
 
-        A cache item is ``(entries, static scores, estimates, target lengths, target words)``.
+        A cache item is ``(entries, static scores, estimates, target lengths, target words)``. The
+        new phrases are scored and sorted at once: one stable sort by (phrase, -estimate) orders each
+        phrase's entries as a stable sort of its own would.
         """
         m = self.model
-        todo = [s for s in srcs if s not in self._cache]
+        todo = list(dict.fromkeys(s for s in srcs if s not in self._cache))
         if not todo:
             return
-        all_entries = [np.arange(*m.index.span(s), dtype=np.int64) for s in todo]
-        flat = np.concatenate(all_entries)
+        bounds = np.array([m.index.span(s) for s in todo], dtype=np.int64).reshape(-1, 2)
+        counts = bounds[:, 1] - bounds[:, 0]
+        first = np.zeros(len(todo) + 1, dtype=np.int64)
+        np.cumsum(counts, out=first[1:])
+        phrase = np.repeat(np.arange(len(todo), dtype=np.int64), counts)
+        flat = bounds[phrase, 0] + (np.arange(first[-1], dtype=np.int64) - first[phrase])
         static = m.entry_static(self.weights, flat, self.sparse_w)
         offs, words = m.entry_tgt.take(flat)
         est = static + matvec(m.entry_lm(flat, offs, words), self.w_lm)
-        pos = 0
+        order = np.lexsort((-est, phrase))
         limit = self.config.table_limit
-        for s, ents in zip(todo, all_entries, strict=True):
-            sl = slice(pos, pos + len(ents))
-            order = np.argsort(-est[sl], kind="mergesort")
-            if limit > 0:
-                order = order[:limit]
-            tgt_off, tgt_words = ragged_take(offs, words, pos + order)
-            pos += len(ents)
-            self._cache[s] = (ents[order], static[sl][order], est[sl][order], np.diff(tgt_off), tgt_words)
+        if limit > 0:
+            kept = np.minimum(counts, limit)
+            order = order[(np.arange(len(order), dtype=np.int64) - first[phrase]) < np.repeat(kept, counts)]
+        else:
+            kept = counts
+        kept_first = np.zeros(len(todo) + 1, dtype=np.int64)
+        np.cumsum(kept, out=kept_first[1:])
+        tgt_off, tgt_words = ragged_take(offs, words, order)
+        ents, statics, ests, lens = flat[order], static[order], est[order], np.diff(tgt_off)
+        for p, s in enumerate(todo):
+            lo, hi = kept_first[p], kept_first[p + 1]
+            words_of = tgt_words[tgt_off[lo] : tgt_off[hi]]
+            self._cache[s] = (ents[lo:hi], statics[lo:hi], ests[lo:hi], lens[lo:hi], words_of)
 
     def _spans(self, tokens: list[str]) -> list[tuple[int, int, str]]:
         """``(start, end, source phrase)`` of every span with entries, by start then length."""
@@ -290,24 +323,21 @@ class Decoder:
                     spans.append((i, j, src))
         return spans
 
-    def _collect(self, tokens: list[str]) -> tuple[list[np.ndarray], ...]:
-        """Per span (then one group of pass-through options): starts, ends, entries, static scores,
-        estimates, target lengths and target words of its options."""
+    def _collect(self, tokens: list[str]) -> tuple[np.ndarray, ...]:
+        """Starts, ends, entries, static scores, estimates, target lengths and target words of the
+        options of every span (by start, then length), then of the pass-through options."""
         m = self.model
         n = len(tokens)
         spans = self._spans(tokens)
         self._ranked([s for _, _, s in spans])
-        cols: tuple[list[np.ndarray], ...] = ([], [], [], [], [], [], [])
-        have_one = np.zeros(n, dtype=bool)
-        for i, j, src in spans:
-            ents, static, est, lens, words = self._cache[src]
-            for col, a in zip(cols, (np.full(len(ents), i), np.full(len(ents), j), ents, static, est, lens, words),
-                              strict=True):
-                col.append(a)
-            if j == i + 1:
-                have_one[i] = True
+        items = [self._cache[src] for _, _, src in spans]
+        counts = [len(item[0]) for item in items]
+        starts = [np.repeat(np.array([i for i, _, _ in spans], dtype=np.int64), counts)]
+        ends = [np.repeat(np.array([j for _, j, _ in spans], dtype=np.int64), counts)]
+        cols = (starts, ends, *([item[c] for item in items] for c in range(5)))
         # pass-through options for words without a one-word option (see smtlib.decoder.model)
-        unk = [i for i in range(n) if not have_one[i]]
+        have_one = {i for i, j, _ in spans if j == i + 1}
+        unk = [i for i in range(n) if i not in have_one]
         if unk:
             wp = self.weights.dense[m.layout.wp_col]
             ptg = np.array([m.add_word(tokens[i]) for i in unk], dtype=np.int64)
@@ -316,22 +346,16 @@ class Decoder:
                                      np.full(len(unk), -wp) + matvec(lm_est, self.w_lm), np.ones(len(unk), dtype=np.int64),
                                      ptg), strict=True):
                 col.append(a)
-        return cols
+        dtypes = (np.int64, np.int64, np.int64, np.float64, np.float64, np.int64, np.int64)
+        return tuple(np.concatenate(col).astype(dtype, copy=False) if col else np.zeros(0, dtype=dtype)
+                     for col, dtype in zip(cols, dtypes, strict=True))
 
     def options(self, tokens: list[str]) -> SentenceOptions:
         """All translation options of a sentence, per span sorted by their search bound."""
         m = self.model
         n = len(tokens)
         maxlen = max(1, m.spec.max_phrase_length)
-        starts, ends, entries, statics, ests, lens_parts, word_parts = self._collect(tokens)
-
-        def cat(parts: list[np.ndarray], dtype=None) -> np.ndarray:
-            out = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype or np.float64)
-            return out.astype(dtype, copy=False) if dtype else out
-
-        start, end, entry = cat(starts, np.int64), cat(ends, np.int64), cat(entries, np.int64)
-        static, est = cat(statics), cat(ests)
-        lens, flat = cat(lens_parts, np.int64), cat(word_parts, np.int64)
+        start, end, entry, static, est, lens, flat = self._collect(tokens)
         lr = np.zeros((len(entry), 6))
         if self.use_lr and len(entry):
             real = entry >= 0
@@ -351,15 +375,7 @@ class Decoder:
         offs = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=offs[1:])
         woff, words = ragged_take(offs, flat, order)
-        span_first = np.zeros((max(n, 1), maxlen), dtype=np.int64)
-        span_cnt = np.zeros((max(n, 1), maxlen), dtype=np.int64)
-        best = np.full((n + 1, n + 1), -np.inf)
-        for idx in range(len(order)):
-            i, ln = start[idx], end[idx] - start[idx]
-            if span_cnt[i, ln - 1] == 0:
-                span_first[i, ln - 1] = idx
-            span_cnt[i, ln - 1] += 1
-            best[i, end[idx]] = max(best[i, end[idx]], est[idx])
+        span_first, span_cnt, best = _span_index_nb(start, end, est, n, maxlen)
         fct = _future_costs_nb(best)
         return SentenceOptions(n, maxlen, start, end, woff, words, static, lr, bound, entry, span_first, span_cnt, fct,
                                est)

@@ -97,6 +97,16 @@ def test_decoded_printing_is_the_former_decoders_writer(seed):
         assert kbest_line(i, "x y", features, DECODED.total(total)) == want
 
 
+def test_features_field_keeps_labels_with_braces_and_empty_groups():
+    """The dense part is a cached format string: a label's braces are text, not fields, and a group
+    of no values or a Joshua group of several still moves the columns as the groups say."""
+    groups = (FeatureGroup("a{0}", 2), FeatureGroup("e", 0), FeatureGroup("j}", 3, "joshua"), ("LM{", 1))
+    texts = ["1", "2", "3", "4", "5", "6"]
+    assert features_field(groups, texts, [("x{1}", "7")]) == "a{0}= 1 2 e=  j}=3 LM{= 6 x{1}= 7"
+    assert features_field(list(groups), texts, []) == "a{0}= 1 2 e=  j}=3 LM{= 6"
+    assert features_field((), [], [("s", "1"), ("t", "2")]) == "s= 1 t= 2"
+
+
 def test_a_pool_is_written_back_as_the_former_tools_writer_wrote_it(tmp_path):
     """``kbest merge/convert``'s call site: lines read into a pool and written back."""
     rng = np.random.default_rng(3)
