@@ -392,7 +392,11 @@ def features_field(groups: Sequence[FeatureGroup | tuple[str, int]], value_texts
     """
     parts = [f"{name}= {text}" for name, text in sparse_texts]
     if groups:
-        parts.insert(0, _dense_template(tuple(groups)).format(*value_texts))
+        try:
+            template = _dense_template(tuple(groups))
+        except TypeError:  # groups given as lists, which a cache cannot key on: made for this call
+            template = _dense_template.__wrapped__(tuple(groups))
+        parts.insert(0, template.format(*value_texts))
     return " ".join(parts)
 
 

@@ -105,6 +105,7 @@ def test_features_field_keeps_labels_with_braces_and_empty_groups():
     assert features_field(groups, texts, [("x{1}", "7")]) == "a{0}= 1 2 e=  j}=3 LM{= 6 x{1}= 7"
     assert features_field(list(groups), texts, []) == "a{0}= 1 2 e=  j}=3 LM{= 6"
     assert features_field((), [], [("s", "1"), ("t", "2")]) == "s= 1 t= 2"
+    assert features_field([["LM0", 1], ["TM0", 2]], ["1", "2", "3"], []) == "LM0= 1 TM0= 2 3"  # lists: no cache key
 
 
 def test_a_pool_is_written_back_as_the_former_tools_writer_wrote_it(tmp_path):
