@@ -152,3 +152,20 @@ def test_beam_pruned_lattice_keeps_the_kbest(tmp_path):
         ours = nbest[lat.sent_id]
         assert scores == pytest.approx([t for _, _, t in ours], abs=1e-3)
         assert {" ".join(lat.path_words(p)) for p in paths} == {h for h, _, _ in ours} or len(ours) == 10
+
+
+def test_values_printed_once_each_are_printed_as_one_by_one():
+    """``_round`` prints each distinct value once (by its bits): the texts and rounded values must be
+    those of printing every value, signed zeros and NaN included."""
+    from smtlib.decoder.decoder import _round
+    from smtlib.kbest.format import DECODED
+
+    rng = np.random.default_rng(5)
+    values = rng.choice([0.0, -0.0, 1 / 3, -2.5e-7, 123456.5, float("nan"), 1e300, 0.1 + 0.2], size=(40, 7))
+    values[::3] += rng.normal(size=values[::3].shape)
+    rounded, texts = _round(values)
+    want = [DECODED.value(v) for v in values.ravel().tolist()]
+    assert texts == want
+    assert rounded.shape == values.shape
+    assert [repr(v) for v in rounded.ravel().tolist()] == [repr(float(t)) for t in want]
+    assert "-0" in texts and "0" in texts
