@@ -215,9 +215,10 @@ def _round(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     print_value = DECODED.value
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     distinct, where = np.unique(flat.view(np.int64), return_inverse=True)
+    where = where.reshape(-1)  # numpy 2.0.0 gives the input's shape, later versions a flat array
     distinct_texts = [print_value(v) for v in distinct.view(np.float64).tolist()]
-    rounded = np.array([float(t) for t in distinct_texts], dtype=np.float64)[where.reshape(-1)]
-    return rounded.reshape(values.shape), [distinct_texts[i] for i in where.reshape(-1).tolist()]
+    rounded = np.array([float(t) for t in distinct_texts], dtype=np.float64)[where]
+    return rounded.reshape(values.shape), [distinct_texts[i] for i in where.tolist()]
 
 
 class KBestLine(NamedTuple):
