@@ -14,7 +14,8 @@ that fixed cost, and ``python -c pass`` beside them in the same rounds:
 
 Each command runs ``--repeats`` times, the commands interleaved round by round, as
 ``python -m smtlib ...`` with ``PYTHONPATH`` set to the source tree; CPU is user + system of the
-child (``os.wait4``). With ``--old DIR`` (another checkout, e.g. ``git worktree add /tmp/old REV``)
+child (``os.wait4``). Python's bytecode is written on the warm-up run and read afterwards (under the
+working directory, ``PYTHONPYCACHEPREFIX``), as an installed package's is. With ``--old DIR`` (another checkout, e.g. ``git worktree add /tmp/old REV``)
 every command also runs from that tree in the same rounds, right before or after the new tree's
 (in turns), its outputs are compared with ``cmp``, and the table gives new / old per command and the
 median of the paired differences with the number of rounds the new tree was faster in: on a loaded
@@ -87,6 +88,11 @@ def commands(tag: str) -> dict[str, tuple[list[str], list[str]]]:
 def run(tree: pathlib.Path | None, args: list[str], cwd: pathlib.Path, check: bool = False) -> dict:
     """Run ``python -m smtlib ARGS`` from ``tree`` (``None``: ``python -c pass``); CPU and wall seconds."""
     env = dict(os.environ)
+    # An installed smtlib has its bytecode compiled (pip does it); a source tree run with
+    # PYTHONDONTWRITEBYTECODE set would compile every module at every start (~0.1 s here). The
+    # warm-up run writes the bytecode under the working directory, and the rounds read it.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cwd / "pycache")
     if tree is None:
         cmd = [sys.executable, "-c", "pass"]
     else:
