@@ -33,6 +33,7 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from estimate_vs_run import read_costs as read_costs_tsv  # noqa: E402
 from simianer_plan import CPU_S, SHARED, dry_run, parse_listing  # noqa: E402
 
 
@@ -43,16 +44,7 @@ def costs_rule(rule: str) -> str:
 
 def read_costs(paths: list[pathlib.Path]) -> dict[str, tuple[int, float]]:
     """Rule -> (jobs, CPU hours with the unsampled tails) summed over ``costs.tsv`` files."""
-    totals: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
-    for path in paths:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        header = lines[0].split("\t")
-        for line in lines[1:]:
-            row = dict(zip(header, line.split("\t")))
-            if row["rule"] != "total":
-                totals[row["rule"]][0] += int(row["jobs"])
-                totals[row["rule"]][1] += float(row["cpu_hours_extrapolated"])
-    return {rule: (n, hours) for rule, (n, hours) in totals.items()}
+    return {rule: (int(n), hours) for rule, (n, hours) in read_costs_tsv(paths, as_recorded=False).items()}
 
 
 def compare(plan: list[str], measured: dict[str, tuple[int, float]]) -> list[dict]:
