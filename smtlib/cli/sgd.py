@@ -144,7 +144,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_row_options(p)
     p.add_argument("--out", required=True, help="the findings (Markdown; written)")
 
-    p = sub.add_parser("plot", help="active features and devtest BLEU per epoch")
+    p = sub.add_parser("plot", help="active features and devtest BLEU per epoch: a colour per feature group, a line per algorithm, the chosen epoch circled")
     p.add_argument("--run", nargs="+", required=True, metavar="ALGORITHM:DATA:GROUP=DIR")
     p.add_argument("--out", required=True)
 

@@ -230,27 +230,91 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
     return len(rows)
 
 
+#: the feature groups of ``config.yaml``'s ``simianer.groups``, in the order their colours are given
+GROUP_ORDER = ("default", "id", "ng", "shape", "id-ng-shape")
+#: (line style, marker) per (algorithm, tuning data), in the order of :data:`ALGORITHMS`
+_METHOD_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"), ((0, (1, 1)), "P"))
+
+
+def _canonical(order: tuple[str, ...], present: set[str]) -> list[str]:
+    """``order``'s names, then the others of ``present`` by name: the slots of colours and line styles."""
+    return [*order, *sorted(present - set(order))]
+
+
+def _legend_order(keys: list[tuple[str, str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The feature groups and the (algorithm, tuning data) pairs of ``keys``, as the configuration names
+    them (:data:`GROUP_ORDER`, :data:`ALGORITHMS`), any others after them by name."""
+    groups = _canonical(GROUP_ORDER, {g for _, _, g in keys})
+    algorithms = _canonical(ALGORITHMS, {a for a, _, _ in keys})
+    present = {(a, d) for a, d, _ in keys}
+    return ([g for g in groups if any(g == k[2] for k in keys)],
+            sorted(present, key=lambda m: (algorithms.index(m[0]), m[1])))
+
+
+def epoch_styles(keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[object, ...]]:
+    """(algorithm, data, group) -> (colour, line style, marker, marker face) of its curves in
+    :func:`plot_epochs`.
+
+    One colour per feature group and one line style and marker per algorithm, the marker hollow for
+    tuning on dev and filled for the training set, so that the 18 rows of the full table stay apart
+    (the default colour cycle has 10 colours) and a reader finds a group or an algorithm across the
+    rows at a glance. Each group and algorithm has a fixed slot (:data:`GROUP_ORDER`,
+    :data:`ALGORITHMS`, any other after them by name), so that a colour or a line means the same in the
+    quick run as in the full one."""
+    from matplotlib import colormaps
+
+    groups = _canonical(GROUP_ORDER, {g for _, _, g in keys})
+    algorithms = _canonical(ALGORITHMS, {a for a, _, _ in keys})
+    palette = colormaps["tab10"].colors
+    styles = {}
+    for a, d, g in keys:
+        colour = palette[groups.index(g) % len(palette)]
+        line, marker = _METHOD_STYLES[algorithms.index(a) % len(_METHOD_STYLES)]
+        styles[a, d, g] = (colour, line, marker, "white" if d == "dev" else colour)
+    return styles
+
+
 def plot_epochs(runs: list[str], out: str) -> None:
-    """Active features and devtest BLEU per epoch of the ``ALGORITHM:DATA:GROUP=DIR`` runs."""
+    """Active features and devtest BLEU per epoch of the ``ALGORITHM:DATA:GROUP=DIR`` runs, the chosen
+    epoch of each run circled (the paper's "@"). The legends, below the panels, give the colour of each
+    feature group and the line of each algorithm (:func:`epoch_styles`)."""
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     plt = pyplot()
     runs = [(a, d, g, dirs[0]) for (a, d, g), dirs in group_runs(parse_runs(runs)).items()]
-    fig, (ax_f, ax_b) = plt.subplots(1, 2, figsize=(11, 4))
+    styles = epoch_styles([(a, d, g) for a, d, g, _ in runs])
+    fig, (ax_f, ax_b) = plt.subplots(1, 2, figsize=(11, 5))
     for algorithm, data, group, directory in runs:
         chosen = read_json(os.path.join(directory, "chosen.json"), "chosen epoch")
         epochs = [e["epoch"] for e in chosen["epochs"]]
-        label = f"{algorithm} ({data}, {group})"
-        ax_f.plot(epochs, [e["nonzero_features"] for e in chosen["epochs"]], marker="o", label=label)
-        ax_b.plot(epochs, [e["devtest_bleu"] for e in chosen["epochs"]], marker="o", label=label)
+        colour, line, marker, face = styles[algorithm, data, group]
+        style = dict(color=colour, linestyle=line, marker=marker, markerfacecolor=face, markersize=4, linewidth=1.2)
+        ax_f.plot(epochs, [e["nonzero_features"] for e in chosen["epochs"]], **style)
+        ax_b.plot(epochs, [e["devtest_bleu"] for e in chosen["epochs"]], **style)
+        best = next(e for e in chosen["epochs"] if e["epoch"] == chosen["chosen_epoch"])
+        ax_b.plot([best["epoch"]], [best["devtest_bleu"]], linestyle="none", marker="o", markersize=10,
+                  markerfacecolor="none", markeredgecolor=colour, markeredgewidth=1.2)
     for ax in (ax_f, ax_b):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("epoch")
     ax_f.set_yscale("log")
-    ax_f.set_xlabel("epoch")
     ax_f.set_ylabel("active (non-zero) features")
-    ax_b.set_xlabel("epoch")
     ax_b.set_ylabel("devtest BLEU")
-    ax_b.legend(fontsize=7)
+    groups, methods = _legend_order(list(styles))
+    colour_of = {g: style[0] for (_, _, g), style in styles.items()}
+    line_of = {(a, d): (line, marker, "white" if d == "dev" else "black")
+               for (a, d, _), (_, line, marker, _) in styles.items()}
+    group_handles = [Line2D([], [], color=colour_of[g], linewidth=3) for g in groups]
+    method_handles = [Line2D([], [], color="black", linestyle=line, marker=marker, markerfacecolor=face, markersize=4)
+                      for line, marker, face in (line_of[m] for m in methods)]
+    method_handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10, markerfacecolor="none",
+                                 markeredgecolor="black"))
+    # two rows below the panels: the groups' colours, then the algorithms' lines and the chosen epoch
+    fig.legend(group_handles, [f"features: {g}" for g in groups], loc="lower center", bbox_to_anchor=(0.5, 0.055),
+               ncol=len(groups), fontsize=8, frameon=False)
+    fig.legend(method_handles, [f"{a} ({d})" for a, d in methods] + ["epoch chosen on devtest"],
+               loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=len(method_handles), fontsize=8, frameon=False)
     fig.suptitle("Simianer et al. (2012) on Multi30k de-en: active features and devtest BLEU per epoch")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     save_figure(fig, out, tight=False)
