@@ -292,7 +292,10 @@ def plot_epochs(runs: list[str], out: str) -> None:
         style = dict(color=colour, linestyle=line, marker=marker, markerfacecolor=face, markersize=4, linewidth=1.2)
         ax_f.plot(epochs, [e["nonzero_features"] for e in chosen["epochs"]], **style)
         ax_b.plot(epochs, [e["devtest_bleu"] for e in chosen["epochs"]], **style)
-        best = next(e for e in chosen["epochs"] if e["epoch"] == chosen["chosen_epoch"])
+        best = next((e for e in chosen["epochs"] if e["epoch"] == chosen["chosen_epoch"]), None)
+        if best is None:
+            raise InputError(f"{directory}/chosen.json: the chosen epoch {chosen['chosen_epoch']} is not one of its "
+                             f"epochs {epochs}")
         ax_b.plot([best["epoch"]], [best["devtest_bleu"]], linestyle="none", marker="o", markersize=10,
                   markerfacecolor="none", markeredgecolor=colour, markeredgewidth=1.2)
     for ax in (ax_f, ax_b):

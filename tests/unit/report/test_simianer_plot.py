@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from smtlib.errors import InputError
 from smtlib.report.simianer import GROUP_ORDER, epoch_styles, plot_epochs
 from smtlib.tuners.sgd_mixing import ALGORITHMS
 
@@ -46,3 +49,13 @@ def test_the_plot_is_written(tmp_path):
     out = tmp_path / "epochs.png"
     plot_epochs(items, str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_chosen_epoch_that_is_not_among_the_epochs_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    epochs = [{"epoch": e, "devtest_bleu": 30.0, "nonzero_features": 10} for e in (1, 2)]
+    (run / "chosen.json").write_text(json.dumps({"chosen_epoch": 3, "epochs": epochs}))
+    with pytest.raises(InputError, match="chosen epoch 3 is not one of its epochs"):
+        plot_epochs([f"sgd:dev:default={run}"], str(tmp_path / "epochs.png"))
+    assert not (tmp_path / "epochs.png").exists()
