@@ -232,7 +232,7 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
 
 #: the feature groups of ``config.yaml``'s ``simianer.groups``, in the order their colours are given
 GROUP_ORDER = ("default", "id", "ng", "shape", "id-ng-shape")
-#: (line style, marker) per (algorithm, tuning data), in the order of :data:`ALGORITHMS`
+#: (line style, marker) per algorithm, in the order of :data:`ALGORITHMS`
 _METHOD_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"), ((0, (1, 1)), "P"))
 
 
