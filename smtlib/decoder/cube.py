@@ -28,6 +28,20 @@ The graph, stacks, spans, scores, recombination and pruning are those of
 (both shared with the stack search); this module adds the cubes (:data:`Cubes`, built per coverage
 group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, filled by
 :func:`_fill_stack`, emptied into the stack by :func:`_pop_cell`).
+
+Reference counts. numba updates an array's reference count atomically (about 20 cycles each) when
+the array is passed to a compiled function that is called, bound to a new variable or taken out of a
+tuple in a loop. Calling :func:`_pop_cell` once per pop passed the search's tuples of arrays (about
+70 arrays) and, through it, the graph to :func:`~smtlib.decoder.search_graph.recombination_slot` and
+:func:`~smtlib.decoder.search_graph.add_hypothesis`; with the LM's per-word calls, these updates were
+about two thirds of the compiled search's time (``perf`` on the fr-en Medium dev set). The functions
+called per cell, pop or scored word are therefore inlined (``inline="always"``, numba's IR inlining:
+the same operations in the same order, so the same search), and the loops over a stack's cubes take
+the arrays out of their tuples once (:func:`_add_cubes`, :func:`_coverage_groups`). A dev decode
+takes about a third less CPU, with the same bytes out (``benchmarks/results/profile_decode.md``).
+An inlined function still binds its array parameters, one update each per call, so the updates
+remain a large part of the search; writing the per-pop code out in :func:`_fill_stack`, as its
+per-cell code is, would remove them at the cost of a copy of the graph's recombination code.
 """
 
 from __future__ import annotations
@@ -77,7 +91,7 @@ def _before(pri_a, seq_a, pri_b, seq_b):
     return pri_a > pri_b or (pri_a == pri_b and seq_a < seq_b)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _heap_push(heap, size, item, it_pri):
     """Push ``item`` (ordered by ``it_pri``, ties by item id = push order) onto the binary heap."""
     i = size
@@ -92,7 +106,7 @@ def _heap_push(heap, size, item, it_pri):
     return size + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _heap_pop(heap, size, it_pri):
     """Remove and return the heap's best item."""
     top = heap[0]
@@ -317,7 +331,7 @@ def _make_room(inp, g, st, stk, cubes, q, s):
     return g, st, q
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _pop_cell(inp, g, stk, cubes, q, work, item, s, complete):
     """Put the popped cell ``item`` into stack ``s``: recombined into a live node, or a new node.
 
@@ -344,14 +358,15 @@ def _coverage_groups(g, members):
     grp = np.full(m, -1, dtype=np.int64)
     reps = np.empty(m, dtype=np.int64)
     n_groups = 0
-    cw = g.cov.shape[1]
+    cov = g.cov  # taken out of the graph once (an access through ``g`` costs two atomic reference counts)
+    cw = cov.shape[1]
     for i in range(m):
         v = members[i]
         for gi in range(n_groups):
             r = reps[gi]
             same = True
             for x in range(cw):
-                if g.cov[r, x] != g.cov[v, x]:
+                if cov[r, x] != cov[v, x]:
                     same = False
                     break
             if same:
@@ -367,7 +382,13 @@ def _coverage_groups(g, members):
 @numba.njit(cache=True)
 def _add_cubes(inp, g, stk, cubes, work, s):
     """The cubes out of stack ``s``: per coverage group (hypotheses best first) and open span, those
-    hypotheses that may jump to the span. Returns the cubes (grown if needed)."""
+    hypotheses that may jump to the span (a span none of them may jump to gets no cube). Returns the
+    cubes (grown if needed).
+
+    The cubes' and the graph's arrays are taken out of their tuples once, and ``cubes`` is built again
+    only at the end: taking an array out of a tuple, or rebinding a tuple of arrays, costs two atomic
+    reference-count updates per array, and a stack has thousands of (group, span) pairs.
+    """
     m = stk.cnt[s]
     if m == 0:
         return cubes
@@ -378,31 +399,46 @@ def _add_cubes(inp, g, stk, cubes, work, s):
     members = members[np.argsort(key, kind="mergesort")]
     grp, reps, n_groups = _coverage_groups(g, members)
     spans = work.spans
+    hyp_off, hyp_cnt, c_start, c_end, c_lo, c_hi, c_next = (cubes.hyp_off, cubes.hyp_cnt, cubes.start, cubes.end,
+                                                            cubes.lo, cubes.hi, cubes.next)
+    hyps, first, size = cubes.hyps, cubes.first, cubes.size
+    last_end, g_cov, span_cnt = g.last_end, g.cov, inp.opts.span_cnt
+    dl = inp.dl
     for gi in range(n_groups):
-        for r in range(open_spans(g.cov[reps[gi]], inp.n, inp.maxlen, inp.opts.span_cnt, inp.dl, spans)):
-            cubes = _add_cube(inp, g, cubes, members, grp, gi, s, spans[r, 0], spans[r, 1], spans[r, 2], spans[r, 3])
-    return cubes
-
-
-@numba.njit(cache=True)
-def _add_cube(inp, g, cubes, members, grp, gi, s, start, end, lo, hi):
-    """Add the cube of group ``gi``'s members that may jump to ``start:end`` (none: no cube)."""
-    m = members.shape[0]
-    n_hyps = cubes.size[1]
-    if n_hyps + m > cubes.hyps.shape[0]:
-        cubes = Cubes(cubes.hyp_off, cubes.hyp_cnt, cubes.start, cubes.end, cubes.lo, cubes.hi, cubes.next,
-                      grow1(cubes.hyps, 2 * (n_hyps + m)), cubes.first, cubes.size)
-    cnt = 0
-    for i in range(m):
-        if grp[i] != gi:
-            continue
-        v = members[i]
-        if inp.dl >= 0 and abs(start - (g.last_end[v] + 1)) > inp.dl:
-            continue
-        cubes.hyps[n_hyps + cnt] = v
-        cnt += 1
-    if cnt == 0:
-        return cubes
+        for r in range(open_spans(g_cov[reps[gi]], inp.n, inp.maxlen, span_cnt, dl, spans)):
+            start, end = spans[r, 0], spans[r, 1]
+            n_hyps = size[1]
+            if n_hyps + m > hyps.shape[0]:
+                hyps = grow1(hyps, 2 * (n_hyps + m))
+            cnt = 0
+            for i in range(m):
+                if grp[i] != gi:
+                    continue
+                v = members[i]
+                if dl >= 0 and abs(start - (last_end[v] + 1)) > dl:
+                    continue
+                hyps[n_hyps + cnt] = v
+                cnt += 1
+            if cnt == 0:
+                continue
+            c = size[0]
+            if c == hyp_off.shape[0]:
+                cap = 2 * c
+                hyp_off, hyp_cnt, c_start, c_end = grow1(hyp_off, cap), grow1(hyp_cnt, cap), grow1(c_start, cap), \
+                    grow1(c_end, cap)
+                c_lo, c_hi, c_next = grow1(c_lo, cap), grow1(c_hi, cap), grow1(c_next, cap)
+            hyp_off[c] = n_hyps
+            hyp_cnt[c] = cnt
+            size[1] = n_hyps + cnt
+            c_start[c] = start
+            c_end[c] = end
+            c_lo[c] = spans[r, 2]
+            c_hi[c] = spans[r, 3]
+            ns = s + end - start
+            c_next[c] = first[ns]
+            first[ns] = c
+            size[0] = c + 1
+    return Cubes(hyp_off, hyp_cnt, c_start, c_end, c_lo, c_hi, c_next, hyps, first, size)
     c = cubes.size[0]
     if c == cubes.hyp_off.shape[0]:
         cap = 2 * c

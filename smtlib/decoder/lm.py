@@ -101,7 +101,7 @@ def table_find(tab: np.ndarray, off: np.int64, mask: np.uint64, key: np.uint64) 
         slot = (slot + np.uint64(1)) & mask
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def lm_score_word(tab, tabf, off, mask, order, unk, ctx, ctx_bo, ctx_len, word, out_ctx, out_bo, scratch):
     """Score one word after a minimized state; write the new state.
 

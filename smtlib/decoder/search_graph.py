@@ -177,7 +177,7 @@ def add_start_node(g, sids, fc):
     g.size[0] = 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def recombination_slot(g, cov, sids, last_end, o, complete, use_lr):
     """Look a new hypothesis up in the recombination table.
 
@@ -198,20 +198,23 @@ def recombination_slot(g, cov, sids, last_end, o, complete, use_lr):
         if use_lr:
             h = mix(h, o)
     h |= np.uint64(1)
-    mask = np.uint64(g.rc_keys.shape[0] - 1)
+    # the graph's arrays taken out of it once: each access through ``g`` in the loop would cost two
+    # atomic reference-count updates
+    rc_keys, rc_node, g_cov, g_last_end, g_last_opt, g_sid = g.rc_keys, g.rc_node, g.cov, g.last_end, g.last_opt, g.sid
+    mask = np.uint64(rc_keys.shape[0] - 1)
     slot = h & mask
-    while g.rc_keys[slot] != 0:
-        if g.rc_keys[slot] == h:
-            v = g.rc_node[slot]
+    while rc_keys[slot] != 0:
+        if rc_keys[slot] == h:
+            v = rc_node[slot]
             same = True
             for i in range(cw):
-                if g.cov[v, i] != cov[i]:
+                if g_cov[v, i] != cov[i]:
                     same = False
             if same and not complete:
-                if g.last_end[v] != last_end or (use_lr and g.last_opt[v] != o):
+                if g_last_end[v] != last_end or (use_lr and g_last_opt[v] != o):
                     same = False
                 for k in range(sids.shape[0]):
-                    if g.sid[v, k] != sids[k]:
+                    if g_sid[v, k] != sids[k]:
                         same = False
             if same:
                 return h, slot, v
@@ -219,7 +222,7 @@ def recombination_slot(g, cov, sids, last_end, o, complete, use_lr):
     return h, slot, -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, slot, found):
     """Add the extension of node ``u`` by option ``o`` (span ``start:end``) to the graph.
 
@@ -265,7 +268,7 @@ def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, s
 
 
 # ---------------------------------------------------------------------------- one extension
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def open_spans(cov, n, maxlen, span_cnt, dl, out):
     """The spans with options that an extension of coverage ``cov`` may translate next.
 

@@ -37,7 +37,7 @@ def _state_hash(k, ctx, ln):
     return h | np.uint64(1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def intern_state(s_ctx, s_bo, s_len, s_lm, keys, ids, size, k, ctx, bo, ln):
     """Id of LM ``k``'s state ``ctx[:ln]`` (back-offs ``bo``) in the state table (``LMStates``'s
     ``ctx, bo, len, lm, keys, ids, size``), adding it if new (the caller has made room)."""
@@ -155,7 +155,7 @@ def cache_slot(cache_keys, ckey):
     return slot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def lm_end(st, lms, k, sid):
     """LM ``k``'s log-probability of ``</s>`` after state ``sid``."""
     ln = st.len[sid]
