@@ -27,21 +27,21 @@ The graph, stacks, spans, scores, recombination and pruning are those of
 :mod:`smtlib.decoder.search_graph`, the LM states and cache those of :mod:`smtlib.decoder.search_lm`
 (both shared with the stack search); this module adds the cubes (:data:`Cubes`, built per coverage
 group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, filled by
-:func:`_fill_stack`, emptied into the stack by :func:`_pop_cell`).
+:func:`_fill_stack`, which also empties it into the stack).
 
 Reference counts. numba updates an array's reference count atomically (about 20 cycles each) when
-the array is passed to a compiled function that is called, bound to a new variable or taken out of a
-tuple in a loop. Calling :func:`_pop_cell` once per pop passed the search's tuples of arrays (about
-70 arrays) and, through it, the graph to :func:`~smtlib.decoder.search_graph.recombination_slot` and
-:func:`~smtlib.decoder.search_graph.add_hypothesis`; with the LM's per-word calls, these updates were
-about two thirds of the compiled search's time (``perf`` on the fr-en Medium dev set). The functions
-called per cell, pop or scored word are therefore inlined (``inline="always"``, numba's IR inlining:
-the same operations in the same order, so the same search), and the loops over a stack's cubes take
-the arrays out of their tuples once (:func:`_add_cubes`, :func:`_coverage_groups`). A dev decode
-takes about a third less CPU, with the same bytes out (``benchmarks/results/profile_decode.md``).
-An inlined function still binds its array parameters, one update each per call, so the updates
-remain a large part of the search; writing the per-pop code out in :func:`_fill_stack`, as its
-per-cell code is, would remove them at the cost of a copy of the graph's recombination code.
+the array is passed to a compiled function, bound to a new variable (an inlined function's
+parameters too) or taken out of a tuple in a loop. A function called once per pop that took the
+search's tuples of arrays (about 70 arrays) and passed the graph on to
+:func:`~smtlib.decoder.search_graph.recombination_slot` and
+:func:`~smtlib.decoder.search_graph.add_hypothesis`, and the LM's per-word calls, made these
+updates about two thirds of the compiled search's time (``perf`` on the fr-en Medium dev set). So
+:func:`_fill_stack` takes every array out of its tuple once and writes out what a pop does (the
+graph's coverage, recombination and new node, as those two functions do for the stack search); the
+functions it still calls per cell or per scored word are inlined (``inline="always"``, numba's IR
+inlining); and the loops over a stack's cubes take the arrays out of their tuples once
+(:func:`_add_cubes`, :func:`_coverage_groups`). The operations are the same and in the same order,
+so the search is the same, bytes out included (``benchmarks/results/profile_decode.md``).
 """
 
 from __future__ import annotations
@@ -51,9 +51,8 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from smtlib.decoder.search_graph import (add_hypothesis, add_start_node, extension_base, finish, future_cost_after,
-                                         graph_has_room, grow1, make_graph_room, new_graph, new_stacks,
-                                         open_spans, prune, push, recombination_slot, set_coverage)
+from smtlib.decoder.search_graph import (add_start_node, extension_base, finish, future_cost_after, graph_has_room,
+                                         grow1, make_graph_room, mix, new_graph, new_stacks, open_spans, prune)
 from smtlib.decoder.lm import lm_score_word
 from smtlib.decoder.search_lm import (cache_slot, intern_state, lm_end, make_state_room, start_states,
                                       states_have_room)
@@ -177,9 +176,9 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
 
     Cells to push wait in a first-in first-out list, so that one piece of code scores corners and
     neighbours alike. The caller has made room for every cell (queue items, ``n_lm`` LM states each)
-    and every pop (graph). Pushing a cell is written out on local arrays, as the stack search's
-    option loop is (:func:`smtlib.decoder.search._expand`): a function call per cell would cost the
-    reference counting of every array it is passed.
+    and every pop (graph). Pushing a cell and popping one are written out on local arrays, as the
+    stack search's option loop is (:func:`smtlib.decoder.search._expand`): a function call per cell
+    or pop would cost the reference counting of every array it is passed (the module docstring).
     """
     seen_off = np.zeros(cubes.size[0] + 1, dtype=np.int64)
     pos = 0
@@ -213,6 +212,14 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
     it_cube, it_i, it_j, it_sc, it_fc, it_pri = q.cube, q.i, q.j, q.sc, q.fc, q.pri
     it_sid, it_lm, heap = q.sid, q.lm, q.heap
     by_est, stats = work.by_est, work.stats
+    # for the pops: the graph's other arrays, the stacks', the cubes' counts, the new coverage
+    g_cov, g_best, g_alive, g_stack, g_size = g.cov, g.best, g.alive, g.stack, g.size
+    e_tail, e_head, e_opt, e_score, e_lm, rc_keys, rc_node = g.e_tail, g.e_head, g.e_opt, g.e_score, g.e_lm, \
+        g.rc_keys, g.rc_node
+    stk_nodes, stk_cnt = stk.nodes, stk.cnt
+    c_hyp_cnt, span_cnt, new_cov = cubes.hyp_cnt, opts.span_cnt, work.cov
+    cw = g_cov.shape[1]
+    rc_mask = np.uint64(rc_keys.shape[0] - 1)
     n_lm = w_lm.shape[0]
     n_opts = static.shape[0]
     complete = s == inp.n
@@ -285,17 +292,95 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
             continue
         if hsize == 0 or pops >= inp.pop_limit:
             break
-        # ---- pop the best cell into the stack; its two neighbours wait to be pushed
+        # ---- pop the best cell
         item, hsize = _heap_pop(heap, hsize, it_pri)
         pops += 1
         stats[2] += 1
-        _pop_cell(inp, g, stk, cubes, q, work, item, s, complete)
+        # the popped cell into stack s: recombined into a live node, or a new node. This is
+        # search_graph's set_coverage, recombination_slot, add_hypothesis and push, written out on the
+        # local arrays (the module docstring says why); the stack search calls those functions.
         cc = it_cube[item]
-        n_o = _n_options(inp, cubes, cc)
+        p_start, p_end = c_start[cc], c_end[cc]
+        p_u = c_hyps[c_hyp_off[cc] + it_i[item]]
+        p_o = by_est[span_first[p_start, p_end - p_start - 1] + it_j[item]]
+        for x in range(cw):
+            new_cov[x] = g_cov[p_u, x]
+        for x in range(p_start, p_end):
+            new_cov[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+        rc_h = np.uint64(0x12345)
+        for x in range(cw):
+            rc_h = mix(rc_h, np.int64(new_cov[x] & np.uint64(0x7FFFFFFFFFFFFFFF)))
+            rc_h = mix(rc_h, np.int64(new_cov[x] >> np.uint64(63)))
+        if not complete:
+            for k in range(n_lm):
+                rc_h = mix(rc_h, it_sid[item, k])
+            rc_h = mix(rc_h, p_end - 1)
+            if use_lr:
+                rc_h = mix(rc_h, p_o)
+        rc_h |= np.uint64(1)
+        rc_slot = rc_h & rc_mask
+        found = -1
+        while rc_keys[rc_slot] != 0:
+            if rc_keys[rc_slot] == rc_h:
+                rv = rc_node[rc_slot]
+                same = True
+                for x in range(cw):
+                    if g_cov[rv, x] != new_cov[x]:
+                        same = False
+                if same and not complete:
+                    if last_end[rv] != p_end - 1 or (use_lr and last_opt[rv] != p_o):
+                        same = False
+                    for k in range(n_lm):
+                        if n_sid[rv, k] != it_sid[item, k]:
+                            same = False
+                if same:
+                    found = rv
+                    break
+            rc_slot = (rc_slot + np.uint64(1)) & rc_mask
+        ne = g_size[1]
+        e_tail[ne] = p_u
+        e_opt[ne] = p_o
+        e_score[ne] = it_sc[item]
+        for k in range(n_lm):
+            e_lm[ne, k] = it_lm[item, k]
+        g_size[1] = ne + 1
+        if found >= 0 and g_alive[found]:
+            e_head[ne] = found
+            if it_sc[item] > score[found]:
+                score[found] = it_sc[item]
+                g_best[found] = ne
+                last_opt[found] = p_o
+                last_start[found] = p_start
+        else:
+            nv = g_size[0]
+            g_size[0] = nv + 1
+            for x in range(cw):
+                g_cov[nv, x] = new_cov[x]
+            last_start[nv] = p_start
+            last_end[nv] = p_end - 1
+            last_opt[nv] = p_o
+            for k in range(n_lm):
+                n_sid[nv, k] = it_sid[item, k]
+            score[nv] = it_sc[item]
+            fc[nv] = 0.0 if complete else it_fc[item]
+            g_best[nv] = ne
+            g_alive[nv] = True
+            g_stack[nv] = s
+            e_head[ne] = nv
+            if found >= 0:
+                rc_node[rc_slot] = nv  # replaces a pruned node with the same state
+            else:
+                rc_keys[rc_slot] = rc_h
+                rc_node[rc_slot] = nv
+                g_size[2] += 1
+            stk_nodes[s, stk_cnt[s]] = nv  # at most pop_limit pops per stack: its width
+            stk_cnt[s] += 1
+        # its two neighbours wait to be pushed
+        n_o = span_cnt[p_start, p_end - p_start - 1]
         for step in range(2):
             ni = it_i[item] + 1 if step == 0 else it_i[item]
             nj = it_j[item] if step == 0 else it_j[item] + 1
-            if ni >= cubes.hyp_cnt[cc] or nj >= n_o:
+            if ni >= c_hyp_cnt[cc] or nj >= n_o:
                 continue
             cell = seen_off[cc] + ni * n_o + nj
             if seen[cell]:
@@ -329,25 +414,6 @@ def _make_room(inp, g, st, stk, cubes, q, s):
                       np.empty(cap), np.empty(cap), np.empty(cap), np.empty((cap, n_lm), dtype=np.int64),
                       np.empty((cap, n_lm)), np.empty(cap, dtype=np.int64), q.size)
     return g, st, q
-
-
-@numba.njit(cache=True, inline="always")
-def _pop_cell(inp, g, stk, cubes, q, work, item, s, complete):
-    """Put the popped cell ``item`` into stack ``s``: recombined into a live node, or a new node.
-
-    The caller has made room in the graph for one more node and edge."""
-    c = q.cube[item]
-    start = cubes.start[c]
-    end = cubes.end[c]
-    u = cubes.hyps[cubes.hyp_off[c] + q.i[item]]
-    o = work.by_est[inp.opts.span_first[start, end - start - 1] + q.j[item]]
-    set_coverage(work.cov, g.cov[u], start, end)
-    sids = q.sid[item]
-    h, slot, found = recombination_slot(g, work.cov, sids, end - 1, o, complete, inp.w.use_lr)
-    v = add_hypothesis(g, u, o, q.sc[item], q.lm[item], work.cov, sids, start, end, q.fc[item], s, complete, h, slot,
-                       found)
-    if v >= 0:
-        push(stk, s, v)  # at most pop_limit pops per stack: its width
 
 
 @numba.njit(cache=True)
