@@ -32,16 +32,15 @@ group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, f
 Reference counts. numba updates an array's reference count atomically (about 20 cycles each) when
 the array is passed to a compiled function, bound to a new variable (an inlined function's
 parameters too) or taken out of a tuple in a loop. A function called once per pop that took the
-search's tuples of arrays (about 70 arrays) and passed the graph on to
-:func:`~smtlib.decoder.search_graph.recombination_slot` and
-:func:`~smtlib.decoder.search_graph.add_hypothesis`, and the LM's per-word calls, made these
-updates about two thirds of the compiled search's time (``perf`` on the fr-en Medium dev set). So
-:func:`_fill_stack` takes every array out of its tuple once and writes out what a pop does (the
-graph's coverage, recombination and new node, as those two functions do for the stack search); the
-functions it still calls per cell or per scored word are inlined (``inline="always"``, numba's IR
-inlining); and the loops over a stack's cubes take the arrays out of their tuples once
-(:func:`_add_cubes`, :func:`_coverage_groups`). The operations are the same and in the same order,
-so the search is the same, bytes out included (``benchmarks/results/profile_decode.md``).
+search's tuples of arrays (about 70 arrays) and passed the graph's 18 on to the recombination and
+new-node functions, and the LM's per-word calls, made these updates about two thirds of the
+compiled search's time (``perf`` on the fr-en Medium dev set). So :func:`_fill_stack` takes every
+array out of its tuple once and writes out what a pop does (the coverage, recombination and new edge
+or node: the same code as the stack search's :func:`smtlib.decoder.search._expand`); the functions it
+still calls per cell or per scored word are inlined (``inline="always"``, numba's IR inlining); and
+the loops over a stack's cubes take the arrays out of their tuples once (:func:`_add_cubes`,
+:func:`_coverage_groups`). The operations are the same and in the same order, so the search is the
+same, bytes out included (``benchmarks/results/profile_decode.md``).
 """
 
 from __future__ import annotations
@@ -296,9 +295,8 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
         item, hsize = _heap_pop(heap, hsize, it_pri)
         pops += 1
         stats[2] += 1
-        # the popped cell into stack s: recombined into a live node, or a new node. This is
-        # search_graph's set_coverage, recombination_slot, add_hypothesis and push, written out on the
-        # local arrays (the module docstring says why); the stack search calls those functions.
+        # the popped cell into stack s: recombined into a live node, or a new node, written out on the
+        # local arrays (the module docstring says why), as the stack search's _expand does it
         cc = it_cube[item]
         p_start, p_end = c_start[cc], c_end[cc]
         p_u = c_hyps[c_hyp_off[cc] + it_i[item]]

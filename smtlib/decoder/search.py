@@ -197,8 +197,8 @@ def _expand(inp, g, st, stk, work, u, s, lm_ok):
             if not complete and sc + fc_new < thresh[ns]:
                 continue
             stats[2] += 1
-            # recombination (as search_graph.recombination_slot) and the new edge or node (as
-            # search_graph.add_hypothesis), written out here on local arrays: see _expand
+            # recombination and the new edge or node, written out here on local arrays (see _expand);
+            # the cube search has the same code for a popped cell (smtlib.decoder.cube._fill_stack)
             h = np.uint64(0x12345)
             for x in range(cw):
                 h = mix(h, np.int64(new_cov[x] & np.uint64(0x7FFFFFFFFFFFFFFF)))

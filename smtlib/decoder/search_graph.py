@@ -12,9 +12,9 @@ differ only in which extensions of a stack's hypotheses they score. This module 
   atomic reference-count updates);
 * the pieces of one extension: the spans a coverage may translate next under the distortion limit
   (:func:`open_spans`), the future cost after it (Koehn 2004, §3.3), its score without the LM
-  (:func:`extension_base`), recombination (:func:`recombination_slot`) and the
-  new edge or node (:func:`add_hypothesis`; the cube search calls these two per pop, the stack
-  search, which keeps many more extensions, has the same code on local arrays);
+  (:func:`extension_base`); recombination and the new edge or node are written out in each search's
+  loop on local arrays (:func:`smtlib.decoder.search._expand`, :func:`smtlib.decoder.cube._fill_stack`):
+  a call per extension passed the graph's 18 arrays, two atomic reference-count updates each;
 * histogram pruning (:func:`prune`) and the returned :data:`SearchGraph`.
 
 The rules themselves (distortion limit, recombination key, pruning) are documented in
@@ -175,96 +175,6 @@ def add_start_node(g, sids, fc):
     g.fc[0] = fc
     g.alive[0] = True
     g.size[0] = 1
-
-
-@numba.njit(cache=True, inline="always")
-def recombination_slot(g, cov, sids, last_end, o, complete, use_lr):
-    """Look a new hypothesis up in the recombination table.
-
-    Two hypotheses recombine when they agree on the coverage ``cov`` and, unless the coverage is
-    complete, on the LM state ids ``sids``, the end of the last phrase and (with lexicalized
-    reordering) its option ``o``. Returns ``(hash, slot, node)``: the node with that state (-1 if
-    none, possibly a pruned one) and its table slot, else the free slot for the hash.
-    """
-    cw = cov.shape[0]
-    h = np.uint64(0x12345)
-    for i in range(cw):
-        h = mix(h, np.int64(cov[i] & np.uint64(0x7FFFFFFFFFFFFFFF)))
-        h = mix(h, np.int64(cov[i] >> np.uint64(63)))
-    if not complete:
-        for k in range(sids.shape[0]):
-            h = mix(h, sids[k])
-        h = mix(h, last_end)
-        if use_lr:
-            h = mix(h, o)
-    h |= np.uint64(1)
-    # the graph's arrays taken out of it once: each access through ``g`` in the loop would cost two
-    # atomic reference-count updates
-    rc_keys, rc_node, g_cov, g_last_end, g_last_opt, g_sid = g.rc_keys, g.rc_node, g.cov, g.last_end, g.last_opt, g.sid
-    mask = np.uint64(rc_keys.shape[0] - 1)
-    slot = h & mask
-    while rc_keys[slot] != 0:
-        if rc_keys[slot] == h:
-            v = rc_node[slot]
-            same = True
-            for i in range(cw):
-                if g_cov[v, i] != cov[i]:
-                    same = False
-            if same and not complete:
-                if g_last_end[v] != last_end or (use_lr and g_last_opt[v] != o):
-                    same = False
-                for k in range(sids.shape[0]):
-                    if g_sid[v, k] != sids[k]:
-                        same = False
-            if same:
-                return h, slot, v
-        slot = (slot + np.uint64(1)) & mask
-    return h, slot, -1
-
-
-@numba.njit(cache=True, inline="always")
-def add_hypothesis(g, u, o, sc, lm, cov, sids, start, end, fc, s, complete, h, slot, found):
-    """Add the extension of node ``u`` by option ``o`` (span ``start:end``) to the graph.
-
-    ``h, slot, found`` are :func:`recombination_slot`'s answer. If ``found`` is a live node the
-    extension becomes one more incoming edge of it (its best edge if it scores higher); otherwise it
-    is a new node in stack ``s`` (replacing a pruned node's table entry). The caller has made room
-    (:func:`make_graph_room`). Returns the new node, or -1.
-    """
-    ne = g.size[1]
-    g.e_tail[ne] = u
-    g.e_opt[ne] = o
-    g.e_score[ne] = sc
-    g.e_lm[ne] = lm
-    g.size[1] = ne + 1
-    if found >= 0 and g.alive[found]:
-        g.e_head[ne] = found
-        if sc > g.score[found]:
-            g.score[found] = sc
-            g.best[found] = ne
-            g.last_opt[found] = o
-            g.last_start[found] = start
-        return -1
-    v = g.size[0]
-    g.size[0] = v + 1
-    g.cov[v] = cov
-    g.last_start[v] = start
-    g.last_end[v] = end - 1
-    g.last_opt[v] = o
-    g.sid[v] = sids
-    g.score[v] = sc
-    g.fc[v] = 0.0 if complete else fc
-    g.best[v] = ne
-    g.alive[v] = True
-    g.stack[v] = s
-    g.e_head[ne] = v
-    if found >= 0:
-        g.rc_node[slot] = v  # replaces a pruned node with the same state
-    else:
-        g.rc_keys[slot] = h
-        g.rc_node[slot] = v
-        g.size[2] += 1
-    return v
 
 
 # ---------------------------------------------------------------------------- one extension
