@@ -31,15 +31,12 @@ group by :func:`_add_cubes`) and the queue of scored cells (:data:`CellQueue`, f
 
 Reference counts. numba updates an array's reference count atomically (about 20 cycles each) when
 the array is passed to a compiled function, bound to a new variable (an inlined function's
-parameters too) or taken out of a tuple in a loop. A function called once per pop that took the
-search's tuples of arrays (about 70 arrays) and passed the graph's 18 on to the recombination and
-new-node functions, and the LM's per-word calls, made these updates about two thirds of the
-compiled search's time (``perf`` on the fr-en Medium dev set). So :func:`_fill_stack` takes every
-array out of its tuple once and writes out what a pop does (the coverage, recombination and new edge
-or node: the same code as the stack search's :func:`smtlib.decoder.search._expand`); the functions it
-still calls per cell or per scored word are inlined (``inline="always"``, numba's IR inlining); and
-the loops over a stack's cubes take the arrays out of their tuples once (:func:`_add_cubes`,
-:func:`_coverage_groups`). The operations are the same and in the same order, so the search is the
+parameters too) or taken out of a tuple, and LLVM removes only the updates it can prove redundant.
+So :func:`_fill_stack` writes out what a pop does (the coverage, recombination and new edge or node:
+the same code as the stack search's :func:`smtlib.decoder.search._expand`), and it and
+:func:`_add_cubes`'s loop work on *borrowed* arrays (:mod:`smtlib.decoder.borrowed`: the same arrays
+with no reference count, valid while the caller holds them), so the per-cell, per-pop and per-word
+code binds arrays for free. The operations are the same and in the same order, so the search is the
 same, bytes out included (``benchmarks/results/profile_decode.md``).
 """
 
@@ -50,6 +47,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from smtlib.decoder.borrowed import borrowed
 from smtlib.decoder.search_graph import (add_start_node, extension_base, finish, future_cost_after, graph_has_room,
                                          grow1, make_graph_room, mix, new_graph, new_stacks, open_spans, prune)
 from smtlib.decoder.lm import lm_score_word
@@ -176,9 +174,13 @@ def _fill_stack(inp, g, st, stk, cubes, q, work, s):
     Cells to push wait in a first-in first-out list, so that one piece of code scores corners and
     neighbours alike. The caller has made room for every cell (queue items, ``n_lm`` LM states each)
     and every pop (graph). Pushing a cell and popping one are written out on local arrays, as the
-    stack search's option loop is (:func:`smtlib.decoder.search._expand`): a function call per cell
-    or pop would cost the reference counting of every array it is passed (the module docstring).
+    stack search's option loop is (:func:`smtlib.decoder.search._expand`), and every array is
+    borrowed (the module docstring says why).
     """
+    # every array of the search without reference counting (smtlib.decoder.borrowed): this function
+    # neither returns nor keeps one, and the caller has made room, so none is reallocated here
+    inp, g, st, stk, cubes, q, work = (borrowed(inp), borrowed(g), borrowed(st), borrowed(stk), borrowed(cubes),
+                                       borrowed(q), borrowed(work))
     seen_off = np.zeros(cubes.size[0] + 1, dtype=np.int64)
     pos = 0
     n_corners = 0
@@ -449,9 +451,10 @@ def _add_cubes(inp, g, stk, cubes, work, s):
     hypotheses that may jump to the span (a span none of them may jump to gets no cube). Returns the
     cubes (grown if needed).
 
-    The cubes' and the graph's arrays are taken out of their tuples once, and ``cubes`` is built again
-    only at the end: taking an array out of a tuple, or rebinding a tuple of arrays, costs two atomic
-    reference-count updates per array, and a stack has thousands of (group, span) pairs.
+    Room is made first, for the most the stack can add (one cube per group and open span, holding all
+    of the group's hypotheses), so that the loop over (group, span) pairs, thousands per stack, neither
+    reallocates an array nor rebinds one, and its arrays need no reference counting
+    (:mod:`smtlib.decoder.borrowed`).
     """
     m = stk.cnt[s]
     if m == 0:
@@ -462,18 +465,55 @@ def _add_cubes(inp, g, stk, cubes, work, s):
         key[i] = -g.score[members[i]]
     members = members[np.argsort(key, kind="mergesort")]
     grp, reps, n_groups = _coverage_groups(g, members)
+    group_size = np.zeros(n_groups, dtype=np.int64)
+    for i in range(m):
+        group_size[grp[i]] += 1
+    more_cubes, more_hyps = 0, 0
+    for gi in range(n_groups):
+        n_spans = open_spans(g.cov[reps[gi]], inp.n, inp.maxlen, inp.opts.span_cnt, inp.dl, work.spans)
+        more_cubes += n_spans
+        more_hyps += n_spans * group_size[gi]
+    cubes = _cube_room(cubes, more_cubes, more_hyps)
+    _fill_cubes(borrowed(inp), borrowed(g), borrowed(cubes), borrowed(work), s, borrowed(members), borrowed(grp),
+                borrowed(reps), n_groups)
+    return cubes
+
+
+@numba.njit(cache=True)
+def _cube_room(cubes, more_cubes, more_hyps):
+    """``cubes`` with room for ``more_cubes`` cubes and ``more_hyps`` hypotheses (capacities doubled)."""
+    need = cubes.size[0] + more_cubes
+    if need > cubes.hyp_off.shape[0]:
+        cap = 2 * cubes.hyp_off.shape[0]
+        while cap < need:
+            cap *= 2
+        cubes = Cubes(grow1(cubes.hyp_off, cap), grow1(cubes.hyp_cnt, cap), grow1(cubes.start, cap),
+                      grow1(cubes.end, cap), grow1(cubes.lo, cap), grow1(cubes.hi, cap), grow1(cubes.next, cap),
+                      cubes.hyps, cubes.first, cubes.size)
+    need = cubes.size[1] + more_hyps
+    if need > cubes.hyps.shape[0]:
+        cap = 2 * cubes.hyps.shape[0]
+        while cap < need:
+            cap *= 2
+        cubes = Cubes(cubes.hyp_off, cubes.hyp_cnt, cubes.start, cubes.end, cubes.lo, cubes.hi, cubes.next,
+                      grow1(cubes.hyps, cap), cubes.first, cubes.size)
+    return cubes
+
+
+@numba.njit(cache=True)
+def _fill_cubes(inp, g, cubes, work, s, members, grp, reps, n_groups):
+    """:func:`_add_cubes`'s loop, on borrowed arrays (the caller holds them and has made room)."""
     spans = work.spans
     hyp_off, hyp_cnt, c_start, c_end, c_lo, c_hi, c_next = (cubes.hyp_off, cubes.hyp_cnt, cubes.start, cubes.end,
                                                             cubes.lo, cubes.hi, cubes.next)
     hyps, first, size = cubes.hyps, cubes.first, cubes.size
     last_end, g_cov, span_cnt = g.last_end, g.cov, inp.opts.span_cnt
     dl = inp.dl
+    m = members.shape[0]
     for gi in range(n_groups):
         for r in range(open_spans(g_cov[reps[gi]], inp.n, inp.maxlen, span_cnt, dl, spans)):
             start, end = spans[r, 0], spans[r, 1]
             n_hyps = size[1]
-            if n_hyps + m > hyps.shape[0]:
-                hyps = grow1(hyps, 2 * (n_hyps + m))
             cnt = 0
             for i in range(m):
                 if grp[i] != gi:
@@ -486,11 +526,6 @@ def _add_cubes(inp, g, stk, cubes, work, s):
             if cnt == 0:
                 continue
             c = size[0]
-            if c == hyp_off.shape[0]:
-                cap = 2 * c
-                hyp_off, hyp_cnt, c_start, c_end = grow1(hyp_off, cap), grow1(hyp_cnt, cap), grow1(c_start, cap), \
-                    grow1(c_end, cap)
-                c_lo, c_hi, c_next = grow1(c_lo, cap), grow1(c_hi, cap), grow1(c_next, cap)
             hyp_off[c] = n_hyps
             hyp_cnt[c] = cnt
             size[1] = n_hyps + cnt
@@ -502,22 +537,3 @@ def _add_cubes(inp, g, stk, cubes, work, s):
             c_next[c] = first[ns]
             first[ns] = c
             size[0] = c + 1
-    return Cubes(hyp_off, hyp_cnt, c_start, c_end, c_lo, c_hi, c_next, hyps, first, size)
-    c = cubes.size[0]
-    if c == cubes.hyp_off.shape[0]:
-        cap = 2 * c
-        cubes = Cubes(grow1(cubes.hyp_off, cap), grow1(cubes.hyp_cnt, cap), grow1(cubes.start, cap),
-                      grow1(cubes.end, cap), grow1(cubes.lo, cap), grow1(cubes.hi, cap), grow1(cubes.next, cap),
-                      cubes.hyps, cubes.first, cubes.size)
-    cubes.hyp_off[c] = n_hyps
-    cubes.hyp_cnt[c] = cnt
-    cubes.size[1] = n_hyps + cnt
-    cubes.start[c] = start
-    cubes.end[c] = end
-    cubes.lo[c] = lo
-    cubes.hi[c] = hi
-    ns = s + end - start
-    cubes.next[c] = cubes.first[ns]
-    cubes.first[ns] = c
-    cubes.size[0] = c + 1
-    return cubes

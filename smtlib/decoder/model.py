@@ -42,6 +42,7 @@ import numba
 import numpy as np
 
 from smtlib._dot import matvec
+from smtlib.decoder.borrowed import borrowed
 from smtlib.decoder.lm import NGramLM, lm_score_word
 from smtlib.decoder.phrases import Ragged, SourceIndex, SparseRows, ragged_take
 from smtlib.errors import InputError
@@ -142,13 +143,21 @@ def lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, of
     maxo = 1
     for k in range(n_lm):
         maxo = max(maxo, lm_order[k])
-    ctx_a = np.zeros(maxo, dtype=np.int64)
-    bo_a = np.zeros(maxo, dtype=np.float32)
-    ctx_b = np.zeros(maxo, dtype=np.int64)
-    bo_b = np.zeros(maxo, dtype=np.float32)
-    scratch = np.zeros(maxo + 1, dtype=np.bool_)
-    for p in range(n_phr):
-        for k in range(n_lm):
+    _lm_estimate_into(out, lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs,
+                      np.zeros(maxo, dtype=np.int64), np.zeros(maxo, dtype=np.float32),
+                      np.zeros(maxo, dtype=np.int64), np.zeros(maxo, dtype=np.float32), np.zeros(maxo + 1, dtype=np.bool_))
+    return out
+
+
+@numba.njit(cache=True)
+def _lm_estimate_into(out, lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs, ctx_a, bo_a, ctx_b, bo_b,
+                      scratch):
+    # the caller holds every array, so none needs reference counting here (smtlib.decoder.borrowed)
+    (out, lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs, ctx_a, bo_a, ctx_b, bo_b, scratch) = \
+        borrowed((out, lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, offs, ctx_a, bo_a, ctx_b, bo_b,
+                  scratch))
+    for p in range(offs.shape[0] - 1):
+        for k in range(lm_order.shape[0]):
             length = 0
             total = 0.0
             for i in range(offs[p], offs[p + 1]):
@@ -159,7 +168,6 @@ def lm_estimate_nb(lm_tab, lm_tabf, lm_off, lm_mask, lm_order, lm_map, words, of
                 ctx_a, ctx_b = ctx_b, ctx_a
                 bo_a, bo_b = bo_b, bo_a
             out[p, k] = total
-    return out
 
 
 @dataclasses.dataclass

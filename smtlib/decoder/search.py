@@ -61,6 +61,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from smtlib.decoder.borrowed import borrowed
 from smtlib.decoder.search_graph import (add_start_node, extension_base, finish, future_cost_after,
                                          graph_has_room, make_graph_room, new_graph, new_stacks, open_spans,
                                          mix, prune, push, set_coverage, widen_stacks)
@@ -118,10 +119,14 @@ def _expand(inp, g, st, stk, work, u, s, lm_ok):
     becomes a new node; a full stack is pruned first. The caller has made room for one node, edge
     and ``n_lm`` LM states per option.
 
-    The arrays are unpacked into locals here, once per hypothesis, and the per-option work is
-    written out inline: in numba every array passed to a function (or copied from a tuple) costs two
-    atomic reference-count updates, which made per-option helper calls 2.2 times slower in total.
+    The arrays are borrowed (:mod:`smtlib.decoder.borrowed`) and unpacked into locals here, once per
+    hypothesis, and the per-option work is written out inline: in numba every array passed to a
+    function (or copied from a tuple) costs two atomic reference-count updates unless it is borrowed,
+    which made per-option helper calls 2.2 times slower in total.
     """
+    # every array without reference counting (smtlib.decoder.borrowed): this function neither returns
+    # nor keeps one, and the caller has made room, so none is reallocated here
+    inp, g, st, stk, work = borrowed(inp), borrowed(g), borrowed(st), borrowed(stk), borrowed(work)
     opts, w = inp.opts, inp.w
     static, o_lr, bound, woff, words = opts.static, opts.lr, opts.bound, opts.woff, opts.words
     (s_ctx, s_bo, s_len, s_lm, s_keys, s_ids, cache_keys, cache_sum, cache_sid, s_size, st_ca, st_ba, st_cb, st_bb,
