@@ -198,7 +198,7 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
         rows.append(row)
     number = {a: str(i + 1) for i, a in enumerate(ALGORITHMS)}
     for i, row in enumerate(rows):
-        beaten = []  # Table 2's raised numbers: other algorithms of the same group, p < alpha
+        differs = []  # Table 2's raised numbers: other algorithms of the same group differing at p < alpha
         p_values = {}
         for j, other in enumerate(rows):
             if j == i or other["features"] != row["features"]:
@@ -206,8 +206,8 @@ def write_table2(runs: list[str], test_refs: str, out: str, *, trials: int, seed
             _, p = approximate_randomization(stats[i], stats[j], trials=trials, seed=seed)
             p_values[f"{other['algorithm']}-{other['tuning_data']}"] = round(p, 4)
             if p < alpha and other["algorithm"] in number:
-                beaten.append(number[other["algorithm"]])
-        row["significant_vs"] = ",".join(sorted(set(beaten))) or "-"
+                differs.append(number[other["algorithm"]])
+        row["significant_vs"] = ",".join(sorted(set(differs))) or "-"
         row["p_values"] = json.dumps(p_values, sort_keys=True)
     for i, row in enumerate(rows):
         # Table 2's dagger: significantly different from the best feature group of the same algorithm
