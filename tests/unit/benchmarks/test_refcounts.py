@@ -16,29 +16,10 @@ _PROBE = textwrap.dedent('''
     rc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rc)
     counts, addresses = rc.install_counting_incref()
-    import numba, numpy as np
+    import numpy as np
+    from tests.support.refcount_probe import probe_loop
 
-    @numba.njit(inline="always")
-    def probe(tab, acc, add, key):
-        slot = key & 7
-        while True:
-            k = tab[slot]
-            if k == key:
-                break
-            if k == 0:
-                return -1.0
-            slot = (slot + 1) & 7
-        acc[0] += add[slot]
-        return acc[0]
-
-    @numba.njit
-    def loop(tab, acc, add, n):
-        t = 0.0
-        for i in range(n):
-            t += probe(tab, acc, add, i)
-        return t
-
-    loop(np.arange(8), np.zeros(1), np.ones(8), 1000)
+    probe_loop(np.arange(8), np.zeros(1), np.ones(8), 1000)
     functions = rc.compiled_functions()
     sites = [(int(counts[i]), int(addresses[i])) for i in counts.nonzero()[0]]
     starts = [f[0] for f in functions]
@@ -51,11 +32,11 @@ _PROBE = textwrap.dedent('''
 def test_the_updates_of_a_loop_are_counted_per_call_site_in_the_function_that_makes_them(tmp_path):
     script = tmp_path / "probe.py"
     script.write_text(_PROBE, encoding="utf-8")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, str(script), str(REPO / "benchmarks" / "refcounts.py")], env=env,
                          capture_output=True, text=True, check=True, cwd=tmp_path)
     found = json.loads(out.stdout.strip().splitlines()[-1])
-    hot = [n for n, name in zip(found["counts"], found["names"]) if name.endswith(".loop")]
+    hot = [n for n, name in zip(found["counts"], found["names"]) if name.endswith(".probe_loop")]
     assert hot and max(hot) >= 1000  # one update per iteration at least, counted in the loop's own code
 
 

@@ -8,31 +8,9 @@ import numba
 import numpy as np
 
 from smtlib.decoder.borrowed import borrowed
+from tests.support.refcount_probe import probe, probe_loop
 
 Pair = namedtuple("Pair", "a n inner")
-
-
-@numba.njit(inline="always")
-def _probe(tab, acc, add, key):
-    # several exits and a loop: numba's own pruning keeps the reference counts of such a function
-    slot = key & 7
-    while True:
-        k = tab[slot]
-        if k == key:
-            break
-        if k == 0:
-            return -1.0
-        slot = (slot + 1) & 7
-    acc[0] += add[slot]
-    return acc[0]
-
-
-@numba.njit
-def _plain(tab, acc, add, n):
-    t = 0.0
-    for i in range(n):
-        t += _probe(tab, acc, add, i)
-    return t
 
 
 @numba.njit
@@ -40,7 +18,7 @@ def _borrowing(tab, acc, add, n):
     tab, acc, add = borrowed((tab, acc, add))
     t = 0.0
     for i in range(n):
-        t += _probe(tab, acc, add, i)
+        t += probe(tab, acc, add, i)
     return t
 
 
@@ -61,11 +39,11 @@ def _increfs(fn) -> int:
 def test_borrowed_arrays_compute_the_same_without_reference_counts():
     tab = np.arange(8)
     results = []
-    for fn in (_plain, _borrowing):
+    for fn in (probe_loop, _borrowing):
         acc, add = np.zeros(1), np.arange(8, dtype=np.float64) + 0.5
         results.append((fn(tab, acc, add, 20), acc[0]))
     assert results[0] == results[1]
-    assert _increfs(_plain) > 0  # otherwise this test shows nothing
+    assert _increfs(probe_loop) > 0  # otherwise this test shows nothing
     assert _increfs(_borrowing) == 0
 
 
