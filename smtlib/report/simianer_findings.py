@@ -378,7 +378,9 @@ def format_beside_paper(rows: Sequence[Row]) -> str:
             "above test them. Features: the paper's count of the row's weights; ours, the non-zero weights of "
             "the chosen epoch's vector (IterSelSGD: of the features the shards' weights have at that epoch, "
             "which its selection keeps from). The paper's MIRA row is the mean of 100 runs "
-            "of cdec's MIRA; ours is the batch tuner's row (its first run, and the mean over its runs).\n\n"
+            "of cdec's MIRA; ours is the batch tuner's row (its first run, and the mean over its runs); its "
+            "epoch is the iteration it kept, chosen on dev as the tables' protocol chooses, where the "
+            "perceptron's rows choose their epoch on devtest.\n\n"
             "| algorithm | tuning data | features | paper: #features | paper: devtest | paper: test | paper: epoch | "
             "ours: #features | ours: devtest | ours: test | ours: epoch |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|\n")
