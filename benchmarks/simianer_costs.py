@@ -2,7 +2,8 @@
 rule by rule.
 
     python benchmarks/simianer_costs.py --costs docs/results/simianer_table2/costs.tsv \\
-        docs/results/simianer_table2/part1/costs.tsv [--listing FILE | --data-dir DIR] [--save-listing FILE]
+        docs/results/simianer_table2/part1/costs.tsv [--listing FILE | --data-dir DIR] [--save-listing FILE] \\
+        [--nodes 29] [--cores 2] [--latency 30]
 
 The estimate is ``simianer_plan.py``'s: every job the full configuration's ``simianer`` target plans
 (Snakemake's dry run in an empty directory, or a saved output of it with ``--listing``) at the CPU
@@ -19,6 +20,12 @@ training set) is compared as a whole, at the plan's mix of variants; a rule that
 file has no measured cost and counts at its estimate on both sides. A projection more than 20 % off the
 estimate is flagged ``!``, unless both are under 0.01 core-hours (a rule of a few jobs of a few seconds).
 
+Then the time the plan takes at both costs (the schedules of ``simianer_plan.py``, HLFET list scheduling,
+one core per job): on one machine of ``--cores`` cores, on unlimited nodes (the critical path) and on
+``--nodes`` nodes, without latency and with ``--latency`` seconds per cluster job. At the measured costs a
+job takes its rule's measured mean, split between a rule's variants as the estimate splits it (a dev
+shard pass keeps its ratio to a training-set pass); a rule without benchmark files keeps its estimate.
+
 The last line is ``metric: value``, the projected total over the estimated one.
 """
 
@@ -34,7 +41,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from estimate_vs_run import read_costs as read_costs_tsv  # noqa: E402
-from simianer_plan import CPU_S, SHARED, dry_run, parse_listing  # noqa: E402
+from simianer_plan import CPU_S, SHARED, bottom_levels, dry_run, link, parse_listing, schedule, topological  # noqa: E402
 
 
 def costs_rule(rule: str) -> str:
@@ -94,6 +101,35 @@ def render(rows: list[dict], unplanned: dict[str, tuple[int, float]]) -> list[st
     return out
 
 
+def measured_costs(keys: list[str], rows: list[dict]) -> list[float]:
+    """CPU seconds of each planned job (``Job.key()``) at its rule's measured mean (:func:`compare`'s rows),
+    the rule's variants in the estimate's proportions; the estimate where the rule has no measurement."""
+    scale = {r["rule"]: r["mean_s"] / r["assumed_s"] for r in rows if r["mean_s"] is not None and r["assumed_s"]}
+    return [CPU_S[k][0] * scale.get(costs_rule(k.split("[")[0]), 1.0) for k in keys]
+
+
+def times(jobs, cost: list[float], nodes: int, cores: int, latencies: list[float]) -> list[tuple[str, float]]:
+    """(what, hours) of the plan at per-job ``cost`` (seconds): the CPU, one machine, the critical path and
+    ``nodes`` nodes, then the last two with each latency (``jobs`` linked, as ``simianer_plan.link`` does)."""
+    order = topological(jobs)
+    bottom = bottom_levels(jobs, order, cost)
+    rows = [("total CPU", sum(cost)),
+            (f"one {cores}-core machine (list-scheduled)", schedule(jobs, cost, cores, bottom)),
+            ("critical path, unlimited nodes", max(bottom)),
+            (f"{nodes} nodes of {cores} cores", schedule(jobs, cost, nodes * cores, bottom))]
+    for s in latencies:
+        rows.append((f"unlimited nodes, {s:g} s of latency per cluster job", schedule(jobs, cost, len(jobs), bottom, s)))
+        rows.append((f"{nodes} nodes, {s:g} s of latency per cluster job", schedule(jobs, cost, nodes * cores, bottom, s)))
+    return [(what, seconds / 3600) for what, seconds in rows]
+
+
+def render_times(estimated: list[tuple[str, float]], measured: list[tuple[str, float]]) -> list[str]:
+    out = ["| | hours at the estimate | at the measured costs | measured / estimate |", "|---|---:|---:|---:|"]
+    for (what, est), (_, got) in zip(estimated, measured):
+        out.append(f"| {what} | {est:.2f} | {got:.2f} | {got / est:.2f} |")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--costs", type=pathlib.Path, nargs="+", required=True,
@@ -101,6 +137,10 @@ def main(argv=None) -> int:
     ap.add_argument("--listing", type=pathlib.Path, help="a saved output of simianer_plan's dry run")
     ap.add_argument("--save-listing", type=pathlib.Path, help="keep the dry run's output here")
     ap.add_argument("--data-dir", default=str(SHARED / "data"))
+    ap.add_argument("--nodes", type=int, default=29)
+    ap.add_argument("--cores", type=int, default=2, help="cores per node (and of the one machine)")
+    ap.add_argument("--latency", type=float, nargs="*", default=[30.0],
+                    help="seconds of latency per cluster job for the rows with latency (not CPU)")
     args = ap.parse_args(argv)
     if args.listing:
         text = args.listing.read_text(encoding="utf-8")
@@ -116,6 +156,11 @@ def main(argv=None) -> int:
           f"({', '.join(str(p) for p in args.costs)})")
     print()
     print("\n".join(render(rows, unplanned)))
+    link(jobs)
+    keys = [j.key() for j in jobs]
+    print()
+    print("\n".join(render_times(times(jobs, [CPU_S[k][0] for k in keys], args.nodes, args.cores, args.latency),
+                                 times(jobs, measured_costs(keys, rows), args.nodes, args.cores, args.latency))))
     est = sum(r["estimate_h"] for r in rows)
     print(f"metric: {sum(r['projected_h'] for r in rows) / est:.3f}")
     return 0

@@ -289,6 +289,15 @@ def schedule(jobs: list[Job], cost: list[float], slots: int, priority: list[floa
     return now
 
 
+def bottom_levels(jobs: list[Job], order: list[int], cost: list[float]) -> list[float]:
+    """Each job's longest remaining path to the end (seconds, its own cost included): HLFET's priority, and
+    its maximum is the critical path with unlimited nodes."""
+    bottom = [0.0] * len(jobs)
+    for i in reversed(order):
+        bottom[i] = cost[i] + max((bottom[s] for s in jobs[i].succs), default=0.0)
+    return bottom
+
+
 def group_asks(jobs: list[Job], members: list[int], cores: int, mem_mb: int) -> tuple[int, int, int]:
     """(runtime, mem_mb, cores) a group job asks: Snakemake's GroupResources.basic_layered in short: the
     group's toposort levels, each packed into layers that fit ``cores`` and ``mem_mb``; a layer is as long as
@@ -445,9 +454,7 @@ def main(argv=None) -> int:
     chain_seconds = collections.Counter()
     for i in chain:
         chain_seconds[jobs[i].key()] += cost[i]
-    bottom = [0.0] * len(jobs)
-    for i in reversed(order):
-        bottom[i] = cost[i] + max((bottom[s] for s in jobs[i].succs), default=0.0)
+    bottom = bottom_levels(jobs, order, cost)
     one_machine = schedule(jobs, cost, args.cores, bottom)
     cluster = schedule(jobs, cost, args.nodes * args.cores, bottom)
     unlimited_check = schedule(jobs, cost, len(jobs), bottom)
@@ -457,9 +464,7 @@ def main(argv=None) -> int:
         cost_by_key[j.key()] += c
     # the shard passes twice as dear (simianer_estimate.md's upper end, f = 1: later epochs' searches)
     dear = [c * 2 if j.rule == "simianer_shard_pass" else c for j, c in zip(jobs, cost)]
-    dear_bottom = [0.0] * len(jobs)
-    for i in reversed(order):
-        dear_bottom[i] = dear[i] + max((dear_bottom[s] for s in jobs[i].succs), default=0.0)
+    dear_bottom = bottom_levels(jobs, order, dear)
     dear_rows = (sum(dear), max(dear_bottom), schedule(jobs, dear, args.cores, dear_bottom),
                  schedule(jobs, dear, args.nodes * args.cores, dear_bottom))
     # the profile's own limits: jobs in flight (`jobs`) and submissions per second (`max-jobs-per-second`)
