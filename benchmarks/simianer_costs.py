@@ -41,7 +41,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from estimate_vs_run import read_costs as read_costs_tsv  # noqa: E402
-from simianer_plan import CPU_S, SHARED, bottom_levels, dry_run, link, parse_listing, schedule, topological  # noqa: E402
+from simianer_plan import (CPU_S, SHARED, bottom_levels, dry_run, link, parse_listing,  # noqa: E402
+                           schedule, topological)
 
 
 def costs_rule(rule: str) -> str:
@@ -118,8 +119,9 @@ def times(jobs, cost: list[float], nodes: int, cores: int, latencies: list[float
             ("critical path, unlimited nodes", max(bottom)),
             (f"{nodes} nodes of {cores} cores", schedule(jobs, cost, nodes * cores, bottom))]
     for s in latencies:
-        rows.append((f"unlimited nodes, {s:g} s of latency per cluster job", schedule(jobs, cost, len(jobs), bottom, s)))
-        rows.append((f"{nodes} nodes, {s:g} s of latency per cluster job", schedule(jobs, cost, nodes * cores, bottom, s)))
+        latency = f"{s:g} s of latency per cluster job"
+        rows.append((f"unlimited nodes, {latency}", schedule(jobs, cost, len(jobs), bottom, s)))
+        rows.append((f"{nodes} nodes, {latency}", schedule(jobs, cost, nodes * cores, bottom, s)))
     return [(what, seconds / 3600) for what, seconds in rows]
 
 

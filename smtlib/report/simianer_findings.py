@@ -141,8 +141,8 @@ FINDINGS: tuple[Finding, ...] = (
             'perceptron is deterministic when started from a zero-vector of weights and achieves favorable 28.0 BLEU '
             'on the news-commentary test set."', ((_sgd("default"), BATCH),), unit="batch tuners"),
     Finding("f", "IterSelSGD (Algorithm 4) with all three templates on the training set beats Algorithm 1 with "
-            "the dense default features on dev", _TRAIN_QUOTE, ((_train("iterselsgd", "id-ng-shape"), _sgd("default")),),
-            unit="comparisons", paper_text=HOLDS),
+            "the dense default features on dev", _TRAIN_QUOTE,
+            ((_train("iterselsgd", "id-ng-shape"), _sgd("default")),), unit="comparisons", paper_text=HOLDS),
 )
 
 
