@@ -540,8 +540,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="the figures to copy (results/figures/NAME.*), e.g. figure1; default: the pair's "
                         "(its learning curves, results/figures/*PAIR*)")
     p.add_argument("--side-settings", nargs="+", default=[], metavar="SETTING",
-                   help="settings of a side experiment in --tables-workdir that no table reads (e.g. shards=2): "
-                        "its runs are neither checked against the published runs nor counted in costs.tsv")
+                   help="settings of a side experiment that no table reads, in --tables-workdir (e.g. shards=2) "
+                        "or in --workdir (e.g. the seed-only replicas seed=1 .. seed=5): its runs are neither "
+                        "checked against the published runs, nor published, nor counted in costs.tsv")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("publish-simianer", help="a run of Simianer et al.'s Table 2: finished runs, table, findings, "

@@ -22,7 +22,8 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
   15-45 s; ``cpu_hours_extrapolated`` adds each job's unsampled tail at the rate it ran before (see
   ``unsampled_cpu``), the figure to set beside CPU times measured exactly;
 - the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
-  ``_findings.md``, the extended table) and the figures of the pair;
+  ``_findings.md``, the extended table, Tan et al.'s c-MIRA findings ``_cmira.md`` and ``.tsv``) and
+  the figures of the pair;
 - ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
   and the counts of finished runs (the tables' runs, at the default settings, apart from the others:
   checks at other settings, a sweep's points) and of runs started and not finished.
@@ -34,7 +35,9 @@ its runs take sessions, its table step seconds. Every run summary there must be 
 runs directory's, or, for a run the runs directory lacks, be restored from its record published
 earlier (``smtlib report restore``, config ``restore_runs``) and reproduce it (else the tables are not
 of these runs: an error), and ``PROVENANCE.md`` names both commits. A side experiment run there too, at
-settings no table reads (``side_settings``, e.g. online MIRA with ``shards=2``), is named and left out.
+settings no table reads (``side_settings``, e.g. online MIRA with ``shards=2``), is named and left out;
+so is one in the runs directory itself (Hopkins & May's seed-only replicas, ``seed=N``, which are
+published apart by ``smtlib.report.publish_stability``).
 
 Records already in ``runs/`` that this run directory did not write (an earlier publish from another
 one, e.g. a machine since lost: its ``costs.tsv`` and ``PROVENANCE.md`` are then kept apart) stay, and
@@ -82,6 +85,7 @@ _RULES = [
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/select_best\.tsv$"), lambda m, kind: "select_best"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/restore\.tsv$"), lambda m, kind: "restore_run"),
     (re.compile(r"^tune/[^/]+/[^/]+/[^/]+/[^/]+/s\d+/summary\.tsv$"), lambda m, kind: "run_summary"),
+    (re.compile(r"^tables/[^/]+?_cmira\.tsv$"), lambda m, kind: "cmira_findings"),
     (re.compile(r"^tables/[^/]+?(_extended|_vs_paper)?\.tsv$"), lambda m, kind: f"table{m.group(1) or ''}"),
     (re.compile(r"^systems/[^/]+/[^/]+/initial\.test\.[^/]+\.tsv$"), lambda m, kind: "decode_test_initial"),
 ]
@@ -182,9 +186,11 @@ def _first_job_of(relative: str, feature_sets: set[str]) -> bool:
 
 def benchmark_files(workdir: str | os.PathLike, pair: str, tables: list[str] = ()) -> dict[str, pathlib.Path]:
     """The benchmark files of one pair's jobs and of the jobs that wrote its ``tables`` (``table4``: the
-    table, its extended table and its paper comparison), by path relative to ``results/benchmarks``."""
+    table, its extended table, its paper comparison and Tan et al.'s c-MIRA findings), by path relative
+    to ``results/benchmarks``."""
     root = pathlib.Path(workdir) / "results" / "benchmarks"
-    table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables for suffix in ("", "_extended", "_vs_paper")]
+    table_files = [root / "tables" / f"{t}{suffix}.tsv" for t in tables
+                   for suffix in ("", "_extended", "_vs_paper", "_cmira")]
     paths = [*sorted((root / "systems" / pair).rglob("*.tsv")), *sorted((root / "tune" / pair).rglob("*.tsv")),
              *(p for p in table_files if p.is_file())]
     return {path.relative_to(root).as_posix(): path for path in paths}
@@ -205,8 +211,11 @@ def rule_costs(workdir: str | os.PathLike, pair: str, tables: list[str] = (),
     also where the runs directory had decoded that run's tests itself. Not the jobs of its runs at
     ``side_settings`` (a side experiment there that no table reads, see ``same_runs``), nor the first
     decode and dev samples of the feature sets that experiment tuned: a run restored from its record
-    needs neither, so in a table step they ran for the side experiment."""
-    files = list(benchmark_files(workdir, pair, tables).items())
+    needs neither, so in a table step they ran for the side experiment. The runs directory's own jobs of
+    runs at ``side_settings`` are left out too (a side experiment run beside the table's runs, e.g.
+    Hopkins & May's seed-only replicas, published apart); its first decode is the table's as well."""
+    files = [(relative, path) for relative, path in benchmark_files(workdir, pair, tables).items()
+             if benchmark_setting(relative) not in side_settings]
     if table_step is not None:
         own = dict(files)
         side_sets = {r.parts[-4] for r in run_dirs(table_step, pair) if r.parts[-2] in side_settings}
@@ -388,8 +397,10 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     that a table's directory holds neither the runs nor the costs of a figure run beside it.
     ``figures``: the figures to copy (``results/figures/<name>.*``, e.g. ``figure1``, whose name has no
     pair); default: the pair's (``*<pair>*``, its learning curves).
-    ``side_settings``: settings of a side experiment in ``tables_workdir`` (e.g. ``shards=2``) that no
-    table reads: its runs are neither checked against the published ones nor counted in the costs.
+    ``side_settings``: settings of a side experiment that no table reads, in ``tables_workdir`` (e.g.
+    ``shards=2``) or in ``workdir`` itself (e.g. the seed-only replicas ``seed=1`` ..., which
+    ``smtlib report publish-stability`` publishes): its runs are neither checked against the published
+    ones, nor published here, nor counted in the costs.
 
     Returns counts: ``finished`` and ``unfinished`` runs; the ``tables`` and ``figures`` copied.
     """
@@ -401,17 +412,18 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     commit, clean = checkout_state(workdir)
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
     check_side_settings(side_settings)
-    if side_settings and tables_workdir is None:
-        raise InputError("--side-settings names runs of the table step's directory: it needs --tables-workdir")
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
         tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs", feature_sets, side_settings)
         side_runs = [r.relative_to(source / "results" / "tune" / pair).as_posix()
                      for r in run_dirs(source, pair, feature_sets) if r.parts[-2] in side_settings]
-    finished, unfinished = [], []
+    finished, unfinished, own_side_runs = [], [], []
     for run_dir in run_dirs(workdir, pair, feature_sets):
-        record = run_record(run_dir)
         name = run_dir.relative_to(workdir / "results" / "tune" / pair)
+        if name.parts[-2] in side_settings:
+            own_side_runs.append(name.as_posix())
+            continue
+        record = run_record(run_dir)
         if record is None:
             unfinished.append(name.as_posix())
             continue
@@ -427,7 +439,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     copied = []
     for table in tables:
         for suffix in (".tsv", ".md", "_tests.json", "_vs_paper.tsv", "_findings.md", "_extended.tsv",
-                       "_extended.md", "_extended_tests.json"):
+                       "_extended.md", "_extended_tests.json", "_cmira.md", "_cmira.tsv"):
             src = source / "results" / f"{table}{suffix}"
             if src.exists():
                 _copy(src, out / src.name)
@@ -451,6 +463,10 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         else:
             fh.write(f"- Runs finished: {finished_line(finished)}.\n")
         fh.write(f"- Runs started and not finished (in flight, or left between phases): {len(unfinished)}.\n")
+        if own_side_runs:
+            fh.write(f"- The run directory also holds {len(own_side_runs)} runs of a side experiment at settings "
+                     f"no table reads ({', '.join(side_settings)}; published apart): not published here, and "
+                     "their jobs are not in `costs.tsv`.\n")
         if earlier:
             fh.write(f"- Run records in `runs/` published earlier from another run directory (not this one's "
                      f"runs; e.g. a lost machine's, whose costs and provenance are kept apart): "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -78,6 +79,8 @@ def test_rules_of_benchmark_files():
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/decode.tsv") == "decode_dev"
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.shard7.tsv") == "mira_shard"
     assert benchmark_rule("tune/fr-en/big/mr/default/s0/test.test2017.decode.tsv") == "decode_test"
+    assert benchmark_rule("tables/table4_cmira.tsv") == "cmira_findings"
+    assert benchmark_rule("tables/table4_extended.tsv") == "table_extended"
     assert benchmark_rule("tune/fr-en/medium/pro/seed=2/s0/it5/test.test2017.decode.tsv") == "decode_test_iteration"
     assert benchmark_rule("tune/fr-en/big/mr/default/s0/restore.tsv") == "restore_run"
     assert benchmark_rule("tune/fr-en/big/mira/default/s0/it4/mira.mix.tsv") == "mira_mix"
@@ -283,8 +286,44 @@ def test_a_side_experiment_in_the_table_steps_directory(workdir, tables_workdir,
     assert not (out / "runs/medium/mira").exists()
     with pytest.raises(InputError, match="the tables read the runs at 'default'"):
         publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, side_settings=["default@chrf"])
-    with pytest.raises(InputError, match="needs --tables-workdir"):
-        publish(workdir, "fr-en", out, ["table4"], side_settings=["shards=2"])
+
+
+def test_a_side_experiment_in_the_runs_directory(workdir, tmp_path):
+    """Seed-only replicas run beside the table's runs (one run directory for both) are left out of the
+    table's records and costs when their settings are named, and the provenance says so; the first decode,
+    which the table's runs share, stays counted."""
+    for seed in (1, 2):
+        _run(workdir, "kbmira", 2, finished=True, setting=f"seed={seed}")
+        _bench(workdir / f"results/benchmarks/tune/fr-en/medium/kbmira/seed={seed}/s0/it2/decode.tsv", 6, 460, 9)
+        _bench(workdir / f"results/benchmarks/tune/fr-en/medium/kbmira/seed={seed}/s0/it2/test.t1.decode.tsv", 4, 300, 3)
+    out = tmp_path / "docs" / "table4"
+    publish(workdir, "fr-en", out, ["table4"])
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert costs["decode_dev"][1] == "4" and costs["decode_test_iteration"][1] == "2"  # counted without the option
+    assert (out / "runs/medium/kbmira/seed=1/s0.json").is_file()
+    shutil.rmtree(out)
+    publish(workdir, "fr-en", out, ["table4"], side_settings=["seed=1", "seed=2"])
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert costs["decode_dev"][1] == "2" and "decode_test_iteration" not in costs and costs["decode_first"][1] == "1"
+    assert not (out / "runs/medium/kbmira/seed=1").exists() and (out / "runs/medium/kbmira/default/s0.json").is_file()
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert "also holds 2 runs of a side experiment at settings no table reads (seed=1, seed=2; published apart)" \
+        in provenance
+    assert "Runs finished: 1 at the default settings (the tables' runs)." in provenance
+
+
+def test_tan_et_al_findings_are_copied_with_the_table(workdir, tmp_path):
+    (workdir / "results" / "table4_cmira.md").write_text("# c-MIRA\n")
+    (workdir / "results" / "table4_cmira.tsv").write_text("claim\tverdict\n")
+    (workdir / "results" / "table5_cmira.md").write_text("# another table\n")
+    _bench(workdir / "results/benchmarks/tables/table4_cmira.tsv", 3, 250, 2.5)
+    _bench(workdir / "results/benchmarks/tables/table5_cmira.tsv", 3, 250, 2.5)  # another table: not counted
+    out = tmp_path / "docs" / "table4"
+    done = publish(workdir, "fr-en", out, ["table4"])
+    costs = {row.split("\t")[0]: row.split("\t") for row in (out / "costs.tsv").read_text().splitlines()[1:]}
+    assert costs["cmira_findings"][1] == "1"
+    assert {"table4_cmira.md", "table4_cmira.tsv"} <= set(done["tables"]) and "table5_cmira.md" not in done["tables"]
+    assert (out / "table4_cmira.md").read_text() == "# c-MIRA\n"
 
 
 def test_the_cli_names_itself_in_errors_not_the_recorded_command(workdir, tmp_path, capsys):
