@@ -15,6 +15,11 @@ import os
 import sys
 
 from smtlib.workflow import run_settings
+from smtlib.workflow.scheduler_wakeups import keep_one_pending_wakeup
+
+# Snakemake 9's scheduler adds a timed wake-up per finished job while other jobs wait for cores, and
+# would spend a core on them in a long run: one pending at a time (smtlib.workflow.scheduler_wakeups)
+keep_one_pending_wakeup()
 
 
 # the defaults, found next to this file whatever the working directory (-d); --configfile merges over it
