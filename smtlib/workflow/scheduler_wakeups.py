@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import threading
 
-_MARK = "_smtlib_one_wakeup"
-
 
 def _one_pending(self, delay: float) -> None:
     """``JobScheduler._schedule_reevalutation``: release ``_open_jobs`` after ``delay`` seconds, unless
@@ -44,18 +42,13 @@ def _one_pending(self, delay: float) -> None:
     timer.start()
 
 
-setattr(_one_pending, _MARK, True)
-
-
 def keep_one_pending_wakeup() -> bool:
     """Patch Snakemake's ``JobScheduler`` in this process; True if it is now patched."""
     try:
         from snakemake.scheduling.job_scheduler import JobScheduler
     except ImportError:
         return False
-    current = getattr(JobScheduler, "_schedule_reevalutation", None)
-    if current is None:
+    if not hasattr(JobScheduler, "_schedule_reevalutation"):
         return False
-    if not getattr(current, _MARK, False):
-        JobScheduler._schedule_reevalutation = _one_pending
+    JobScheduler._schedule_reevalutation = _one_pending
     return True

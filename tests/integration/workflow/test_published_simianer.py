@@ -1,8 +1,8 @@
 """The published Simianer Table 2 (docs/results/simianer_table2/) rebuilds from its records alone.
 
 The records keep each run's chosen epoch, test BLEU and test output, and the batch row's runs; the
-table's significance tests and the findings read nothing else but the test references, which come from
-../shared/data. Both commands are given the runs as the workflow's ``simianer_table`` and
+table's significance tests and the findings read nothing else but the test references, prepared from
+../shared/data as the workflow's data step prepares them (``smtlib.data.fetch``). Both commands are given the runs as the workflow's ``simianer_table`` and
 ``simianer_findings`` rules give them: every row's first split in the table's order, then the
 replicas' later splits, split by split.
 """
@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
+from smtlib.data.fetch import fetch_pair
 from tests.support.repo import REPO
 
 PUBLISHED = REPO / "docs" / "results" / "simianer_table2"
-TEST_REFS = "multi30k/tok/test_2017_flickr.lc.norm.tok.en.gz"
 
 pytestmark = [pytest.mark.data, pytest.mark.slow]
 
@@ -59,8 +59,8 @@ def _run_options(work) -> tuple[list[str], list[str]]:
 
 
 def test_the_published_table_and_findings_rebuild_from_the_records(tmp_path, shared_data):
-    refs = tmp_path / "test2017.ref"
-    _gunzip(shared_data / TEST_REFS, refs)
+    fetch_pair("de-en", tmp_path / "data", data_dir=shared_data, download=False, parts=["test.test2017"])
+    refs = tmp_path / "data" / "test.test2017.ref"
     runs, baselines = _run_options(tmp_path)
     common = ["--run", *runs, "--devtest-name", "test2016", "--test-name", "test2017",
               "--baseline", *baselines, "--test-refs", str(refs), "--trials", "10000", "--seed", "1",
