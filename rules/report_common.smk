@@ -152,11 +152,20 @@ def cmira_outputs(wildcards):
     return [f"{r}/test.{t}.1best" for r in cmira_runs(wildcards.table) for t in tests]
 
 
+def _restored(run):
+    """Whether a run directory of cmira_runs is restored from its published record (restore_runs)."""
+    pair, fs, method, setting, sample = run.split("/")[2:7]
+    fields = dict(pair=pair, fs=fs, method=method, setting=setting, sample=sample[1:])
+    return published_record(SimpleNamespace(**fields)) is not None
+
+
 def cmira_tune_info(wildcards):
-    """Every tuning step's `smtlib tune --info`: each run's iterations 1..N, in the summaries' order."""
+    """Every tuning step's `smtlib tune --info`: each tuned run's iterations 1..N, in the summaries'
+    order (a restored run's steps are its record's, cmira_restored_steps)."""
     return [
         f"{r}/it{it}/tune.json"
         for r in cmira_runs(wildcards.table)
+        if not _restored(r)
         for it in range(1, ITERATIONS + 1)
     ]
 
@@ -166,8 +175,14 @@ def cmira_benchmarks(wildcards):
     return [
         paths.Tree(r).benchmark(f"it{it}/tune.tsv")
         for r in cmira_runs(wildcards.table)
+        if not _restored(r)
         for it in range(1, ITERATIONS + 1)
     ]
+
+
+def cmira_restored_steps(wildcards):
+    """The tuning steps of the runs restored from their records (rule restore_run)."""
+    return [f"{r}/steps.json" for r in cmira_runs(wildcards.table) if _restored(r)]
 
 
 def cmira_title(wildcards):

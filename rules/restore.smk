@@ -1,5 +1,6 @@
 # Stage 4b: a finished run restored from its published record (config restore_runs) instead of tuned:
-# its kept weights and learning curve are the record's; its published test outputs are scored
+# its kept weights, learning curve and tuning steps (for Tan et al.'s costs, rule cmira_findings) are
+# the record's; its published test outputs are scored
 # (restore_test_output; restore_outputs: false, or a record without them, decodes the test sets again,
 # rules/evaluate.smk) and its summary must reproduce the record's test BLEU exactly (run_summary
 # --expect). A run without a record falls back to the tuning loop's select_best (restore_input).
@@ -11,6 +12,7 @@ rule restore_run:
     output:
         weights=run_path("best.weights"),
         curve=run_path("curve.tsv"),
+        steps=run_path("steps.json"),
     wildcard_constraints:
         setting=HYPER_SETTING,
     params:
@@ -23,7 +25,7 @@ rule restore_run:
         run_benchmark("restore.tsv")
     shell:
         "smtlib report restore --record {input} --meta {params.meta} --out-weights {output.weights} "
-        "--out-curve {output.curve} > {log} 2>&1"
+        "--out-curve {output.curve} --out-steps {output.steps} > {log} 2>&1"
 
 
 ruleorder: restore_run > select_best

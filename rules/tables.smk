@@ -172,7 +172,8 @@ rule metric_matrix:
 
 # Tan et al. (2013): c-MIRA against kb-mira on Small and Big and against kb-mert on Small (run-level
 # paired tests, the AR p beside them), and updates and CPU seconds per tuning step from each step's
-# --info JSON and benchmark file (smtlib.report.cmira); the runs are the extended table's
+# --info JSON and benchmark file (smtlib.report.cmira), a restored run's from its record (its
+# steps.json, rule restore_run); the runs are the extended table's
 rule cmira_findings:
     input:
         summaries=cmira_summaries,
@@ -180,6 +181,7 @@ rule cmira_findings:
         refs=table_refs,
         info=cmira_tune_info,
         benchmarks=cmira_benchmarks,
+        restored=cmira_restored_steps,
     output:
         md=report(
             "results/{table}_cmira.md",
@@ -202,5 +204,5 @@ rule cmira_findings:
     shell:
         "smtlib report cmira --summaries {input.summaries} --outputs {input.outputs} "
         "--test-refs {params.test_refs} --tune-info {input.info} --benchmarks {input.benchmarks} "
-        "--title {params.title:q} {params.significance} {params.bleu} --out {output.md} --tsv {output.tsv} "
+        "--restored-steps {input.restored} --title {params.title:q} {params.significance} {params.bleu} --out {output.md} --tsv {output.tsv} "
         "> {log} 2>&1"

@@ -17,7 +17,7 @@
     smtlib report stability --curves T .. --methods M .. --out F.md --tsv R.tsv --figure PNG
                             [--drop BLEU] [--permutations N] [--seed N]
     smtlib report cmira --summaries S .. --outputs HYP .. --test-refs NAME=REF .. --tune-info J ..
-                        --benchmarks B .. --out F.md --tsv C.tsv
+                        --benchmarks B .. [--restored-steps J ..] --out F.md --tsv C.tsv
                         [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]
 
 ``best`` keeps the weights with the best dev BLEU of a tuning loop (§4: "return the weights that
@@ -134,7 +134,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from smtlib.report.restore import read_record, restored_curve, restored_weights
+    from smtlib.report.restore import read_record, restored_curve, restored_steps, restored_weights
     from smtlib.weights import write_weights
 
     meta = dict(_pairs(args.meta, "=", "--meta", "key=value")) if args.meta else None
@@ -142,6 +142,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     weights, header = restored_weights(record)
     write_weights(args.out_weights, weights, header=header)
     _write_text(args.out_curve, restored_curve(record))
+    if args.out_steps:
+        _write_text(args.out_steps, json.dumps(restored_steps(record), indent=1, sort_keys=True) + "\n")
     print(f"restored {args.record}: best dev BLEU {record['tune']:.2f} at iteration {record['best_iteration']}, "
           f"{len(weights)} weights", file=sys.stderr)
     return 0
@@ -348,13 +350,15 @@ def cmd_cmira(args: argparse.Namespace) -> int:
 
     runs = read_summaries(args.summaries)
     by_cell = cells(runs)
-    expected = sum(int(r["iterations"]) for r in runs)
+    restored = _restored_steps(args.restored_steps or [], runs)
+    tuned = [r for r in runs if id(r) not in restored]
+    expected = sum(int(r["iterations"]) for r in tuned)
     for option, files in (("--tune-info", args.tune_info), ("--benchmarks", args.benchmarks)):
         if len(files) != expected:
-            raise InputError(f"{option} has {len(files)} files for {len(runs)} runs of {expected} tuning steps in "
-                             "all: give each summary's steps, in order, one per iteration")
+            raise InputError(f"{option} has {len(files)} files for {len(tuned)} runs tuned here, of {expected} tuning "
+                             "steps in all: give each such summary's steps, in order, one per iteration")
     steps = []
-    for run, first in zip(runs, np.cumsum([0] + [int(r["iterations"]) for r in runs])):
+    for run, first in zip(tuned, np.cumsum([0] + [int(r["iterations"]) for r in tuned])):
         for it in range(1, int(run["iterations"]) + 1):
             path = args.tune_info[first + it - 1]
             info = read_json(path, "tuning step --info")
@@ -364,6 +368,8 @@ def cmd_cmira(args: argparse.Namespace) -> int:
             bench = read_step_benchmark(args.benchmarks[first + it - 1])
             steps.append(Step(run["method"], run["fs"], str(run["sample"]), it, *step_updates(info, path),
                               bench["cpu_extrapolated"], bench["s"]))
+    for run in runs:
+        steps += restored.get(id(run), [])
     refs, outputs = _test_outputs(args, runs)
     settings, layout = bleu_settings(args), Layout.of(["bleu"])
     options = TestOptions(args.ar_shuffles, args.boot_samples, args.seed)
@@ -377,6 +383,35 @@ def cmd_cmira(args: argparse.Namespace) -> int:
     _write_text(args.tsv, format_costs(rows))
     _write_text(args.out, text)
     return 0
+
+
+def _restored_steps(paths: list[str], runs: list[dict]) -> dict[int, list]:
+    """``smtlib report restore --out-steps`` files, each matched to its run among ``runs`` by identity:
+    ``{id(run): [Step, ...]}`` (:class:`smtlib.report.cmira.Step`, costs from the record's benchmarks)."""
+    from smtlib.io import read_json
+    from smtlib.report.cmira import Step, step_updates
+    from smtlib.report.publish import unsampled_cpu
+    from smtlib.report.runs import META_KEYS
+
+    by_meta = {tuple(str(r[k]) for k in META_KEYS): r for r in runs}
+    out: dict[int, list] = {}
+    for path in paths:
+        data = read_json(path, "restored tuning steps")
+        run = by_meta.get(tuple(str(data.get(k)) for k in META_KEYS))
+        if run is None or id(run) in out:
+            raise InputError(f"restored steps of {'/'.join(str(data.get(k)) for k in META_KEYS)}: "
+                             + ("given twice" if run is not None else "no --summaries run is that one"), path)
+        if not data.get("steps"):
+            raise InputError("the run was restored from a record published without its tuning steps: its updates "
+                             "and costs are not known here (publish its run directory again, or tune it here)", path)
+        if len(data["steps"]) != int(run["iterations"]) or any(s.get("benchmark") is None for s in data["steps"]):
+            raise InputError(f"a restored run of {run['iterations']} tuning steps needs each step's info and "
+                             f"benchmark; the record has {len(data['steps'])}, some without a benchmark", path)
+        out[id(run)] = [Step(run["method"], run["fs"], str(run["sample"]), s["iteration"],
+                             *step_updates(s["info"], path),
+                             unsampled_cpu(s["benchmark"]["s"], s["benchmark"]["cpu_time"]), s["benchmark"]["s"])
+                        for s in data["steps"]]
+    return out
 
 
 def cmd_publish_simianer(args: argparse.Namespace) -> int:
@@ -451,6 +486,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--meta", nargs="*", help="pair=.. fs=.. method=.. setting=.. sample=..: the run the record must be of")
     p.add_argument("--out-weights", required=True)
     p.add_argument("--out-curve", required=True, help="learning curve TSV, as smtlib report best writes it")
+    p.add_argument("--out-steps", help="JSON: the run's tuning steps as the record keeps them (--info and measured "
+                                       "cost of each; none for a record published without them), with its identity")
     p.set_defaults(_action=cmd_restore)
 
     p = sub.add_parser("table", help="a table in the paper's layout and its companion")
@@ -607,10 +644,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="each test set's reference file, in the order the outputs are concatenated")
     p.add_argument("--outputs", nargs="+", required=True, metavar="HYP",
                    help="1-best test outputs: for each summary in order, one per test set in --test-refs order")
-    p.add_argument("--tune-info", nargs="+", required=True, metavar="JSON",
-                   help="smtlib tune --info of every tuning step: for each summary in order, its iterations 1..N")
-    p.add_argument("--benchmarks", nargs="+", required=True, metavar="TSV",
+    p.add_argument("--tune-info", nargs="*", default=[], metavar="JSON",
+                   help="smtlib tune --info of every tuning step: for each summary in order (but those of "
+                        "--restored-steps), its iterations 1..N")
+    p.add_argument("--benchmarks", nargs="*", default=[], metavar="TSV",
                    help="the Snakemake benchmark file of every tuning step, in the order of --tune-info")
+    p.add_argument("--restored-steps", nargs="*", default=[], metavar="JSON",
+                   help="the steps of runs restored from their records (smtlib report restore --out-steps), "
+                        "each matched to its summary by the run's identity, in any order")
     p.add_argument("--out", required=True, help="Markdown: the claims decided, the updates and times")
     p.add_argument("--tsv", required=True, help="TSV: updates and CPU seconds per step, per feature set and method")
     p.add_argument("--title")

@@ -10,7 +10,8 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
   kept weights; beside it ``s<sample>.test.<testset>.1best.gz``, the run's output on each test set
   (gzipped, byte-identical for identical text), so that every test score, mark and finding can be
   computed again from the repository alone (config ``restore_runs``: rules/restore.smk scores these
-  instead of decoding);
+  instead of decoding); the record also keeps each tuning step's ``--info`` and measured cost
+  (:func:`run_steps`), which Tan et al.'s findings read;
 - ``initial/<fs>/test.<testset>.1best.gz``: the initial weights' outputs on the test sets (the
   tables' starting-point column);
 - ``costs.tsv``: per rule, the jobs that ran, their CPU and wall hours, the largest peak memory, and
@@ -267,15 +268,20 @@ def format_costs(costs: list[dict]) -> str:
     return "".join(lines)
 
 
-def run_record(run_dir: str | os.PathLike) -> dict | None:
-    """A finished run's published summary (None while its ``summary.json`` is missing)."""
+def run_record(run_dir: str | os.PathLike, benchmarks: str | os.PathLike | None = None) -> dict | None:
+    """A finished run's published summary (None while its ``summary.json`` is missing).
+
+    With its tuning steps (``steps``, :func:`run_steps`) when the run has them: those it tuned itself
+    (``benchmarks``: the run's directory of benchmark files, ``results/benchmarks/tune/...``), or those
+    its own record gave back when it was restored (``steps.json``, ``smtlib report restore``), so that a
+    run published again from the directory that restored it keeps them."""
     run_dir = pathlib.Path(run_dir)
     if not (run_dir / "summary.json").exists():
         return None
     summary = read_json(run_dir / "summary.json", "run summary")
     curve = read_curve(run_dir / "curve.tsv")
     weights = read_weights(run_dir / "best.weights")
-    return {
+    record = {
         **{k: summary[k] for k in ("pair", "fs", "method", "setting", "sample")},
         "best_iteration": summary["best_iteration"],
         "tune": summary["tune"],
@@ -285,6 +291,49 @@ def run_record(run_dir: str | os.PathLike) -> dict | None:
         "signatures": summary.get("signatures", []),
         "best_weights": {name: float(value) for name, value in weights.items()},
     }
+    steps = run_steps(run_dir, benchmarks)
+    if steps:
+        record["steps"] = steps
+    return record
+
+
+def run_steps(run_dir: pathlib.Path, benchmarks: str | os.PathLike | None = None) -> list[dict]:
+    """A run's tuning steps as its record keeps them, for the findings that read them (Tan et al.'s
+    updates and CPU seconds per step, :mod:`smtlib.report.cmira`) after the run directory is lost:
+    per iteration 1..N, the step's ``smtlib tune --info`` JSON and its benchmark file's wall and CPU
+    seconds and peak memory (``None`` where the step has none, a lattice or online step). A run
+    restored from a record gives back the record's (its ``steps.json``); a run with neither, []."""
+    infos = sorted(run_dir.glob("it*/tune.json"), key=lambda p: int(p.parent.name.removeprefix("it")))
+    if not infos:
+        restored = run_dir / "steps.json"
+        return list(read_json(restored, "restored tuning steps").get("steps") or []) if restored.is_file() else []
+    steps = []
+    for info in infos:
+        iteration = int(info.parent.name.removeprefix("it"))
+        bench = None if benchmarks is None else pathlib.Path(benchmarks) / info.parent.name / "tune.tsv"
+        measured = read_benchmark(bench) if bench is not None and bench.is_file() else None
+        steps.append({"iteration": iteration, "info": read_json(info, "tuning step --info"),
+                      "benchmark": None if measured is None else
+                      {k: measured[k] for k in ("s", "cpu_time", "max_rss")}})
+    return steps
+
+
+def run_benchmarks(workdir: pathlib.Path, run_dir: pathlib.Path) -> pathlib.Path:
+    """The directory of a run's benchmark files (``results/benchmarks/tune/...``, as ``paths.Tree``)."""
+    return workdir / "results" / "benchmarks" / run_dir.relative_to(workdir / "results")
+
+
+def kept_steps(record: dict, target: pathlib.Path) -> dict:
+    """``record``, with the tuning steps of the record already at ``target`` (``<target>.json``) when it
+    has none and is otherwise that record: a run restored from it by a checkout whose restore did not
+    give the steps back, published again, keeps them."""
+    earlier = target.parent / f"{target.name}.json"
+    if "steps" in record or not earlier.is_file():
+        return record
+    data = read_json(earlier, "run record")
+    if isinstance(data, dict) and "steps" in data and {k: v for k, v in data.items() if k != "steps"} == record:
+        return {**record, "steps": data["steps"]}
+    return record
 
 
 def write_run_record(run_dir: pathlib.Path, record: dict, target: pathlib.Path) -> None:
@@ -423,12 +472,12 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         if name.parts[-2] in side_settings:
             own_side_runs.append(name.as_posix())
             continue
-        record = run_record(run_dir)
+        record = run_record(run_dir, run_benchmarks(workdir, run_dir))
         if record is None:
             unfinished.append(name.as_posix())
             continue
         finished.append(name.as_posix())
-        write_run_record(run_dir, record, out / "runs" / name)
+        write_run_record(run_dir, kept_steps(record, out / "runs" / name), out / "runs" / name)
     for initial in sorted((workdir / "results" / "systems" / pair).glob("*/initial")):
         if feature_sets is None or initial.parent.name in feature_sets:
             publish_outputs(initial, out / "initial" / initial.parent.name, "")

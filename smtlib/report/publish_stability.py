@@ -39,6 +39,7 @@ from smtlib.report.publish import (
     checkout_state,
     format_costs,
     provenance_head,
+    run_benchmarks,
     run_dirs,
     run_record,
     sum_costs,
@@ -84,7 +85,7 @@ def publish_stability(workdir: str | os.PathLike, pair: str, out_dir: str | os.P
     finished, unfinished = [], []
     for run in replica_dirs(workdir, pair):
         name = run.relative_to(base).as_posix()
-        record = run_record(run)
+        record = run_record(run, run_benchmarks(workdir, run))
         if record is None or not (run / "test_curve.tsv").exists():
             unfinished.append(name)
             continue

@@ -70,7 +70,29 @@ def read_record(path: str | os.PathLike, meta: dict[str, str] | None = None) -> 
     signatures = record["signatures"]
     if not isinstance(signatures, list) or len(signatures) != 1 or not isinstance(signatures[0], str):
         raise InputError(f"a record with one BLEU signature can be restored; this one has {signatures!r}", path)
+    _check_steps(record.get("steps", []), len(dev) - 1, path)
     return record
+
+
+def _check_steps(steps, iterations: int, path) -> None:
+    """A record's tuning steps (:func:`smtlib.report.publish.run_steps`), if any: one per iteration
+    1..N, each with its ``--info`` object and its benchmark's finite, non-negative numbers (or none)."""
+    if not isinstance(steps, list):
+        raise InputError("steps must be a list of the run's tuning steps", path)
+    if steps and [s.get("iteration") if isinstance(s, dict) else None for s in steps] != list(range(1, iterations + 1)):
+        raise InputError(f"steps must be the run's iterations 1..{iterations}, in order, one each", path)
+    for s in steps:
+        bench = s.get("benchmark")
+        if not isinstance(s.get("info"), dict) or not (bench is None or isinstance(bench, dict) and all(
+                _finite(bench.get(k)) and bench[k] >= 0 for k in ("s", "cpu_time", "max_rss"))):
+            raise InputError(f"step {s['iteration']}: an info object and a benchmark of finite seconds and "
+                             "memory (s, cpu_time, max_rss) or none", path)
+
+
+def restored_steps(record: dict) -> dict:
+    """The run's tuning steps as its record keeps them (empty for a record published without them),
+    with the run's identity, for the findings that read them (``smtlib report cmira --restored-steps``)."""
+    return {**{k: record[k] for k in META_KEYS}, "steps": record.get("steps", [])}
 
 
 def _dev_results(record: dict) -> list[dict]:

@@ -70,3 +70,44 @@ def test_tiny_cmira_findings_end_to_end(tiny_table4_run):
     assert "(No runs of Big in this table" in md
     assert "c-MIRA 27.62 vs MIRA2 27.21 (+0.41)" in md  # the paper's Table 1 beside ours
     assert "## Updates and time per tuning step" in md
+
+
+@pytest.mark.slow
+def test_tiny_cmira_findings_from_runs_restored_from_their_records(tiny_table4_run, data_dir, tmp_path):
+    """The runs of the findings lost with their machine (run directories, logs and benchmark files
+    deleted) and restored from their published records (config restore_runs): no tuning job and no
+    decode runs, and the findings, the costs per step included, are the tuned runs', byte for byte."""
+    import subprocess
+
+    import yaml
+
+    from smtlib.report.publish import publish_outputs, run_benchmarks, run_record
+    from tests.support.workflow_runner import REPO, job_counts, snakemake, write_config
+
+    work = tiny_table4_run.copy_to(tmp_path / "work")
+    before = {name: (work / "results" / name).read_bytes() for name in ("table4_cmira.md", "table4_cmira.tsv")}
+    records = tmp_path / "published/runs"
+    lost = [run for m in ("cmira", "kbmira", "mert") for run in sorted((work / "results/tune/fr-en").glob(f"*/{m}/default/s*"))]
+    assert len(lost) == 12
+    for run in lost:
+        name = run.relative_to(work / "results/tune/fr-en")
+        record = run_record(run, run_benchmarks(work, run))
+        assert [s["iteration"] for s in record["steps"]] == [1, 2] and record["steps"][0]["benchmark"]["s"] > 0
+        (records / name.parent).mkdir(parents=True, exist_ok=True)
+        (records / f"{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+        publish_outputs(run, records / name.parent, f"{name.name}.")
+        subprocess.run(["rm", "-r", str(run), str(run_benchmarks(work, run)), str(work / "logs/tune/fr-en" / name)],
+                       check=True)
+    (work / "results/table4_cmira.md").unlink()
+    quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
+    cfg = write_config(work / "restore.yaml", {**quick, "restore_runs": {"fr-en": str(records)}})
+    r = snakemake(work, "-n", "results/table4_cmira.md", "--quiet", "rules", configfile=cfg, data_dir=data_dir,
+                  timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["restore_run"] == 12 and counts["cmira_findings"] == 1, counts
+    assert not {"decode_dev", "decode_test", "tune_first", "tune", "select_best"} & set(counts), counts
+    r = snakemake(work, "--cores", "2", "results/table4_cmira.md", configfile=cfg, data_dir=data_dir, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    for name, data in before.items():
+        assert (work / "results" / name).read_bytes() == data, name

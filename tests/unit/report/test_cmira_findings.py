@@ -187,3 +187,32 @@ def test_two_runs_of_a_cell_on_one_sub_sample_are_refused():
         cells(_runs("cmira", "small", [1.0], [1.0]) * 2)
     with pytest.raises(InputError, match="the comparison is of cmira, kbmira, mert"):
         cells(_runs("pro", "small", [1.0], [1.0]))
+
+
+def test_a_restored_runs_steps_come_from_its_record_matched_by_identity(tmp_path):
+    """`smtlib report cmira --restored-steps`: a run restored from its record (smtlib report restore
+    --out-steps) is costed from the record's steps, found by the run's identity whatever the order;
+    a record without steps, or steps of a run not among the summaries, is an input error."""
+    from smtlib.cli.report import _restored_steps
+
+    runs = [{"pair": "fr-en", "fs": "small", "method": m, "setting": "default", "sample": "0", "iterations": 2}
+            for m in ("cmira", "mert")]
+    bench = {"s": 10.0, "cpu_time": 9.0, "max_rss": 50.0}
+    steps = [{"iteration": 1, "info": {"method": "cmira", "updates": 7, "params": {"epochs": 400}}, "benchmark": bench},
+             {"iteration": 2, "info": {"method": "cmira", "updates": 5, "params": {"epochs": 400}}, "benchmark": bench}]
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting")}, "sample": 0,
+                                "steps": steps}))
+    got = _restored_steps([str(path)], runs)
+    assert list(got) == [id(runs[0])]
+    assert got[id(runs[0])] == [Step("cmira", "small", "0", it, u, 400, None, 9.0, 10.0) for it, u in ((1, 7), (2, 5))]
+    with pytest.raises(InputError, match="given twice"):
+        _restored_steps([str(path), str(path)], runs)
+    path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting", "sample")},
+                                "steps": []}))
+    with pytest.raises(InputError, match="published without its tuning steps"):
+        _restored_steps([str(path)], runs)
+    path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting")}, "sample": "4",
+                                "steps": steps}))
+    with pytest.raises(InputError, match="no --summaries run is that one"):
+        _restored_steps([str(path)], runs)

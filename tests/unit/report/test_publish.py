@@ -402,3 +402,31 @@ def test_publish_keeps_each_runs_test_outputs_and_the_initial_ones(workdir, tmp_
     publish(workdir, "fr-en", out, ["table4"], feature_sets=["medium"])
     assert best.read_bytes() == first
     assert json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())["test"] == 31.0
+
+
+def test_a_published_record_keeps_its_runs_tuning_steps_and_a_restored_run_published_again_keeps_them(
+        workdir, tmp_path):
+    """publish reads each step's --info and its benchmark file (results/benchmarks/tune/...); a run
+    directory that restored the run without giving the steps back (no it*/ files, no steps.json)
+    publishes the same record again with the steps it had, never a record without them."""
+    import shutil
+
+    run = workdir / "results/tune/fr-en/medium/kbmira/default/s0"
+    for it in (1, 2):
+        (run / f"it{it}").mkdir()
+        (run / f"it{it}/tune.json").write_text(json.dumps({"method": "kbmira", "it": it}))
+    out = tmp_path / "docs" / "table4"
+    publish(workdir, "fr-en", out, ["table4"])
+    record = json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())
+    assert [(s["iteration"], s["info"]["it"]) for s in record["steps"]] == [(1, 1), (2, 2)]
+    assert record["steps"][0]["benchmark"] == {"s": 2.0, "cpu_time": 1.8, "max_rss": 200.0}  # the fixture's it1
+    assert record["steps"][1]["benchmark"] is None  # no benchmark file for it2 in the fixture
+    for it in (1, 2):
+        shutil.rmtree(run / f"it{it}")
+    publish(workdir, "fr-en", out, ["table4"])
+    assert json.loads((out / "runs/medium/kbmira/default/s0.json").read_text()) == record
+    # another run's record in its place (other test BLEU): its steps are not carried over
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**summary, "tests": {"t1": 30.5, "t2": 32.0}}))
+    publish(workdir, "fr-en", out, ["table4"])
+    assert "steps" not in json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())

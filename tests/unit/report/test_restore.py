@@ -127,6 +127,10 @@ def test_a_record_of_another_run_is_refused(tmp_path, cli, tuned_run):
     (lambda r: r.update(signatures=[SIG, SIG + "x"]), "one BLEU signature"),
     (lambda r: r["best_weights"].update(LM0_0=float("nan")), "finite weight"),
     (lambda r: r.update(tests={}), "tests must map"),
+    (lambda r: r.update(steps={}), "steps must be a list"),
+    (lambda r: r.update(steps=[{"iteration": 2, "info": {}, "benchmark": None}]), "iterations 1..3, in order"),
+    (lambda r: r.update(steps=[{"iteration": i, "info": {}, "benchmark": {"s": 1.0, "cpu_time": -1.0, "max_rss": 5}}
+                               for i in (1, 2, 3)]), "step 1: an info object and a benchmark"),
 ])
 def test_malformed_records_are_input_errors(tmp_path, tuned_run, change, message):
     _, _, record = tuned_run
@@ -136,3 +140,42 @@ def test_malformed_records_are_input_errors(tmp_path, tuned_run, change, message
     bad.write_text(json.dumps(data))
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         read_record(bad)
+
+
+BENCHMARK = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n{s}\t0:00:0{s}\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n"
+
+
+def test_a_record_keeps_each_tuning_steps_info_and_cost_and_a_restore_gives_them_back(tmp_path, cli, tuned_run):
+    """What Tan et al.'s findings read of a run (each step's --info, its benchmark's seconds and memory)
+    travels in its record, comes back with the restore, and stays when the restored run is published again."""
+    from smtlib.report.publish import run_record
+
+    run, _, _ = tuned_run
+    benchmarks = tmp_path / "benchmarks"
+    for it in (1, 2, 3):
+        (run / f"it{it}").mkdir()
+        (run / f"it{it}/tune.json").write_text(json.dumps({"method": "kbmira", "updates_seen": it}))
+        (benchmarks / f"it{it}").mkdir(parents=True)
+        (benchmarks / f"it{it}/tune.tsv").write_text(BENCHMARK.format(s=it + 1, rss=100 * it, cpu=it + 0.5))
+    record = run_record(run, benchmarks)
+    assert record["steps"] == [{"iteration": it, "info": {"method": "kbmira", "updates_seen": it},
+                                "benchmark": {"s": it + 1.0, "cpu_time": it + 0.5, "max_rss": 100.0 * it}}
+                               for it in (1, 2, 3)]
+    assert [s["benchmark"] for s in run_record(run)["steps"]] == [None] * 3  # no benchmark directory given
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record, indent=1, sort_keys=True))
+    out = tmp_path / "restored"
+    r = cli("report", "restore", "--record", path, "--meta", *META, "--out-weights", out / "best.weights",
+            "--out-curve", out / "curve.tsv", "--out-steps", out / "steps.json")
+    assert r.returncode == 0, r.stderr
+    steps = json.loads((out / "steps.json").read_text())
+    assert steps == {"pair": "fr-en", "fs": "big", "method": "kbmira", "setting": "default", "sample": "3",
+                     "steps": record["steps"]}
+    (out / "summary.json").write_bytes((run / "summary.json").read_bytes())
+    assert run_record(out) == record  # published again from the directory that restored it: nothing lost
+    # a record published without steps restores to none, which the findings refuse to cost
+    del record["steps"]
+    path.write_text(json.dumps(record))
+    r = cli("report", "restore", "--record", path, "--out-weights", out / "w", "--out-curve", out / "c",
+            "--out-steps", out / "s.json")
+    assert r.returncode == 0 and json.loads((out / "s.json").read_text())["steps"] == []
