@@ -25,7 +25,8 @@ checkout) and writes, for one language pair, into a directory meant to be tracke
 - the table files that exist (``results/<table>.tsv``, ``.md``, ``_tests.json``, ``_vs_paper.tsv``,
   ``_findings.md``, the extended table, Tan et al.'s c-MIRA findings ``_cmira.md`` and ``.tsv``) and
   the figures of the pair;
-- ``PROVENANCE.md``: the commit of the workflow's checkout, whether its tree was clean, the date,
+- ``PROVENANCE.md``: the commit of the workflow's checkout (and, for a run resumed at a later commit, each
+  commit its driver started at, oldest first: ``results/run_commits.tsv``), whether its tree was clean, the date,
   and the counts of finished runs (the tables' runs, at the default settings, apart from the others:
   checks at other settings, a sweep's points) and of runs started and not finished.
 
@@ -366,6 +367,51 @@ def run_dirs(workdir: str | os.PathLike, pair: str, feature_sets: list[str] | No
                   and (feature_sets is None or p.parts[-4] in feature_sets))
 
 
+#: the driver's record of its starts (relative to the workflow directory): UTC time, commit, clean|modified
+DRIVER_COMMITS = "results/run_commits.tsv"
+
+
+def driver_commits(workdir: str | os.PathLike) -> list[tuple[float, str, bool]]:
+    """Each start of the run's driver as (POSIX time, commit, whether the tree was clean), oldest
+    first; empty without a record (:data:`DRIVER_COMMITS`)."""
+    path = pathlib.Path(workdir) / DRIVER_COMMITS
+    if not path.exists():
+        return []
+    starts = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        fields = line.split("\t")
+        try:
+            when = datetime.datetime.strptime(fields[0], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+            if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{40}", fields[1]) or fields[2] not in ("clean", "modified"):
+                raise ValueError
+        except ValueError:
+            raise InputError(f"line {n}: expected 'YYYY-MM-DDTHH:MM:SSZ<TAB>commit<TAB>clean|modified', got {line!r}",
+                             path) from None
+        starts.append((when.timestamp(), fields[1], fields[2] == "clean"))
+    if not starts:
+        raise InputError("empty: the driver writes a line at each start", path)
+    if any(b[0] < a[0] for a, b in zip(starts, starts[1:])):
+        raise InputError("the starts are not in time order", path)
+    return starts
+
+
+def driver_commit_chain(workdir: str | os.PathLike, commit: str,
+                        starts: list[tuple[float, str, bool]] | None = None) -> list[str]:
+    """The commits that wrote a run directory's files, oldest first and ``commit`` (the checkout's) last:
+    those of the driver's starts (:func:`driver_commits`), or ``[commit]`` without a record of them.
+
+    Raises
+    ------
+    InputError
+        When the checkout is not at the commit its driver last started at (files written by one
+        commit would be published under another's name)."""
+    starts = driver_commits(workdir) if starts is None else starts
+    if starts and starts[-1][1] != commit:
+        raise InputError(f"the checkout is at {commit[:12]} but its driver last started at {starts[-1][1][:12]} "
+                         f"({DRIVER_COMMITS}): start the driver again at this commit before publishing", workdir)
+    return list(dict.fromkeys(c for _, c, _ in starts)) or [commit]
+
+
 def checkout_state(workdir: str | os.PathLike) -> tuple[str, bool]:
     """The commit of the git checkout the workflow ran from and whether its tracked files were unchanged."""
     def git(*args: str) -> str:
@@ -459,6 +505,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         if directory is not None and not (pathlib.Path(directory) / "results").is_dir():
             raise InputError("no results/ directory: not a workflow directory", directory)
     commit, clean = checkout_state(workdir)
+    commits = driver_commit_chain(workdir, commit)  # a run resumed at a later commit names each
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
     check_side_settings(side_settings)
     if tables_workdir is not None:
@@ -501,7 +548,8 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
                 _copy(src, out / "figures" / src.name)
                 drawn.append(src.name)
     with atomic_output(out / "PROVENANCE.md") as fh:
-        fh.write(provenance_head(f"({pair})", commit, clean, command, "smtlib report publish"))
+        fh.write(provenance_head(f"({pair})", commit, clean, command, "smtlib report publish",
+                                 earlier=commits[:-1]))
         if feature_sets is not None:
             fh.write(f"- Feature sets: {', '.join(feature_sets)} only (the runs and costs here; the run directory's "
                      "runs of other feature sets are published apart, and the jobs every feature set shares, the "

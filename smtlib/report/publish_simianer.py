@@ -39,9 +39,12 @@ import shutil
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
-from smtlib.report.publish import (
+from smtlib.report.publish import (  # noqa: F401 (DRIVER_COMMITS: where the driver's starts are read)
+    DRIVER_COMMITS,
     _copy,
     checkout_state,
+    driver_commit_chain,
+    driver_commits,
     format_costs,
     provenance_head,
     publish_outputs,
@@ -67,36 +70,10 @@ TABLE_FILES = ("simianer_table2.tsv", "simianer_findings.md", "figures/simianer_
 #: the largest compressed weights file published (an all-templates vector of a training-set run can
 #: hold millions of features; its test output and chosen epoch are published in any case)
 MAX_WEIGHTS_BYTES = 2_000_000
-#: the driver's record of its starts (relative to the workflow directory): UTC time, commit, clean|modified
-DRIVER_COMMITS = "results/run_commits.tsv"
 #: the driver's record of the intermediate files its "free" lines deleted: UTC time, kB, paths
 DRIVER_FREED = "results/run_freed.tsv"
 #: what ``smtlib sgd restore`` leaves in a run directory restored from its published record
 RESTORED = "restored.json"
-
-
-def driver_commits(workdir: str | os.PathLike) -> list[tuple[float, str, bool]]:
-    """Each start of the run's driver as (POSIX time, commit, whether the tree was clean), oldest
-    first; empty without a record (:data:`DRIVER_COMMITS`)."""
-    path = pathlib.Path(workdir) / DRIVER_COMMITS
-    if not path.exists():
-        return []
-    starts = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        fields = line.split("\t")
-        try:
-            when = datetime.datetime.strptime(fields[0], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
-            if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{40}", fields[1]) or fields[2] not in ("clean", "modified"):
-                raise ValueError
-        except ValueError:
-            raise InputError(f"line {n}: expected 'YYYY-MM-DDTHH:MM:SSZ<TAB>commit<TAB>clean|modified', got {line!r}",
-                             path) from None
-        starts.append((when.timestamp(), fields[1], fields[2] == "clean"))
-    if not starts:
-        raise InputError("empty: the driver writes a line at each start", path)
-    if any(b[0] < a[0] for a, b in zip(starts, starts[1:])):
-        raise InputError("the starts are not in time order", path)
-    return starts
 
 
 def run_commits(run: pathlib.Path, starts: list[tuple[float, str, bool]]) -> list[str]:
@@ -268,10 +245,7 @@ def publish_simianer(workdir: str | os.PathLike, pair: str, out_dir: str | os.Pa
         raise InputError("no results/ directory: not a workflow directory", workdir)
     commit, clean = checkout_state(workdir)
     starts = driver_commits(workdir)
-    if starts and starts[-1][1] != commit:
-        raise InputError(f"the checkout is at {commit[:12]} but its driver last started at {starts[-1][1][:12]} "
-                         f"({DRIVER_COMMITS}): start the driver again at this commit before publishing", workdir)
-    commits = list(dict.fromkeys(c for _, c, _ in starts)) or [commit]
+    commits = driver_commit_chain(workdir, commit, starts)
     base = workdir / "results" / "simianer" / pair
     finished, unfinished, heavy, restored, by_commit = [], [], [], [], {}
     for run in sgd_run_dirs(workdir, pair):

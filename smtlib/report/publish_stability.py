@@ -37,6 +37,7 @@ from smtlib.report.publish import (
     benchmark_rule,
     benchmark_setting,
     checkout_state,
+    driver_commit_chain,
     format_costs,
     provenance_head,
     run_benchmarks,
@@ -81,6 +82,7 @@ def publish_stability(workdir: str | os.PathLike, pair: str, out_dir: str | os.P
     if not (workdir / "results").is_dir():
         raise InputError("no results/ directory: not a workflow directory", workdir)
     commit, clean = checkout_state(workdir)
+    commits = driver_commit_chain(workdir, commit)  # a run resumed at a later commit names each
     base = workdir / "results" / "tune" / pair
     finished, unfinished = [], []
     for run in replica_dirs(workdir, pair):
@@ -103,7 +105,7 @@ def publish_stability(workdir: str | os.PathLike, pair: str, out_dir: str | os.P
         fh.write(format_costs(stability_costs(workdir, pair)))
     with atomic_output(out / "PROVENANCE.md") as fh:
         fh.write(provenance_head(f"(Hopkins & May 2011, Figures 5 and 6: seed-only replicas; {pair})", commit,
-                                 clean, command, "smtlib report publish-stability"))
+                                 clean, command, "smtlib report publish-stability", earlier=commits[:-1]))
         fh.write(f"- Replicas finished ({len(finished)}): {', '.join(finished) or 'none yet'}.\n")
         fh.write(f"- Replicas started and not finished: {len(unfinished)}"
                  + (f" ({', '.join(unfinished)})" if unfinished else "") + ".\n")

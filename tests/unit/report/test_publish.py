@@ -430,3 +430,22 @@ def test_a_published_record_keeps_its_runs_tuning_steps_and_a_restored_run_publi
     (run / "summary.json").write_text(json.dumps({**summary, "tests": {"t1": 30.5, "t2": 32.0}}))
     publish(workdir, "fr-en", out, ["table4"])
     assert "steps" not in json.loads((out / "runs/medium/kbmira/default/s0.json").read_text())
+
+
+def test_a_run_resumed_at_a_later_commit_names_every_commit_of_its_driver(workdir, tmp_path):
+    """The driver's starts (results/run_commits.tsv): PROVENANCE.md names each commit the run ran at,
+    oldest first; a checkout moved past its driver's last start is refused before anything is written."""
+    from smtlib.report.publish import DRIVER_COMMITS
+
+    head = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    old = "b" * 40
+    (workdir / DRIVER_COMMITS).write_text(f"2026-12-01T07:32:00Z\t{old}\tclean\n2026-12-01T12:00:00Z\t{head}\tclean\n")
+    out = tmp_path / "docs" / "table4"
+    publish(workdir, "fr-en", out, ["table4"])
+    assert f"Produced by commits `{old}`, then `{head}` (the checkout is now at the last)." in (
+        out / "PROVENANCE.md").read_text()
+    (workdir / DRIVER_COMMITS).write_text(f"2026-12-01T07:32:00Z\t{old}\tclean\n")
+    with pytest.raises(InputError, match="its driver last started at bbbbbbbbbbbb"):
+        publish(workdir, "fr-en", tmp_path / "other", ["table4"])
+    assert not (tmp_path / "other").exists()

@@ -79,3 +79,13 @@ def test_publish_refuses_a_directory_without_results(tmp_path, cli):
     (tmp_path / "empty").mkdir()
     r = cli("report", "publish-stability", "--workdir", tmp_path / "empty", "--pair", "fr-en", "--out", tmp_path / "p")
     assert r.returncode == 2 and "not a workflow directory" in r.stderr
+
+
+def test_replicas_resumed_at_a_later_commit_name_every_commit_of_the_driver(workdir, tmp_path):
+    """The driver's starts (results/run_commits.tsv) name each commit the replicas ran at, oldest first."""
+    from smtlib.report.publish import DRIVER_COMMITS
+
+    head = publish_stability(workdir, "fr-en", tmp_path / "first")["commit"]
+    (workdir / DRIVER_COMMITS).write_text(f"2026-12-01T07:32:00Z\t{'f' * 40}\tclean\n2026-12-01T09:00:00Z\t{head}\tclean\n")
+    publish_stability(workdir, "fr-en", tmp_path / "pub")
+    assert f"Produced by commits `{'f' * 40}`, then `{head}`" in (tmp_path / "pub/PROVENANCE.md").read_text()
