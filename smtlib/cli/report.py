@@ -405,8 +405,9 @@ def _restored_steps(paths: list[str], runs: list[dict]) -> dict[int, list]:
             raise InputError("the run was restored from a record published without its tuning steps: its updates "
                              "and costs are not known here (publish its run directory again, or tune it here)", path)
         if len(data["steps"]) != int(run["iterations"]) or any(s.get("benchmark") is None for s in data["steps"]):
+            measured = sum(s.get("benchmark") is not None for s in data["steps"])
             raise InputError(f"a restored run of {run['iterations']} tuning steps needs each step's info and "
-                             f"benchmark; the record has {len(data['steps'])}, some without a benchmark", path)
+                             f"benchmark; the record has {len(data['steps'])} steps, {measured} with a benchmark", path)
         out[id(run)] = [Step(run["method"], run["fs"], str(run["sample"]), s["iteration"],
                              *step_updates(s["info"], path),
                              unsampled_cpu(s["benchmark"]["s"], s["benchmark"]["cpu_time"]), s["benchmark"]["s"])
