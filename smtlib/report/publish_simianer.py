@@ -39,7 +39,7 @@ import shutil
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output
-from smtlib.report.publish import (  # noqa: F401 (DRIVER_COMMITS: where the driver's starts are read)
+from smtlib.report.publish import (
     DRIVER_COMMITS,
     _copy,
     checkout_state,

@@ -12,7 +12,8 @@ import pytest
 import sacrebleu
 
 from smtlib.errors import InputError
-from smtlib.report.publish_simianer import DRIVER_COMMITS, publish_simianer, simianer_costs, simianer_rule
+from smtlib.report.publish import DRIVER_COMMITS
+from smtlib.report.publish_simianer import publish_simianer, simianer_costs, simianer_rule
 from tests.unit.report.test_publish import _bench, _checkout, _run
 
 SIM = "results/simianer/fr-en"
@@ -208,7 +209,7 @@ def _driver_run(tmp_path, snakemake: str = ECHO) -> tuple[pathlib.Path, str]:
 def test_the_run_driver_records_each_start_s_commit_and_the_publisher_reads_it(tmp_path):
     """docs/results/run/phases.sh, with a stand-in snakemake: each start appends its commit and whether the
     tree was clean to results/run_commits.tsv, in the format the publisher reads."""
-    from smtlib.report.publish_simianer import driver_commits
+    from smtlib.report.publish import driver_commits
 
     run, head = _driver_run(tmp_path)
     phases = tmp_path / "phases.txt"
