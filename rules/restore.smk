@@ -1,6 +1,7 @@
 # Stage 4b: a finished run restored from its published record (config restore_runs) instead of tuned:
 # its kept weights, learning curve and tuning steps (for Tan et al.'s costs, rule cmira_findings) are
-# the record's; its published test outputs are scored
+# the record's, once its steps' hyper-parameters are checked against the run's settings (a record of
+# other settings is refused); its published test outputs are scored
 # (restore_test_output; restore_outputs: false, or a record without them, decodes the test sets again,
 # rules/evaluate.smk) and its summary must reproduce the record's test BLEU exactly (run_summary
 # --expect). A run without a record falls back to the tuning loop's select_best (restore_input).
@@ -17,6 +18,7 @@ rule restore_run:
         setting=HYPER_SETTING,
     params:
         meta=run_meta,
+        settings=tune_settings,
     conda:
         "../envs/smtlib.yaml"
     log:
@@ -24,8 +26,8 @@ rule restore_run:
     benchmark:
         run_benchmark("restore.tsv")
     shell:
-        "smtlib report restore --record {input} --meta {params.meta} --out-weights {output.weights} "
-        "--out-curve {output.curve} --out-steps {output.steps} > {log} 2>&1"
+        "smtlib report restore --record {input} --meta {params.meta} {params.settings} "
+        "--out-weights {output.weights} --out-curve {output.curve} --out-steps {output.steps} > {log} 2>&1"
 
 
 ruleorder: restore_run > select_best

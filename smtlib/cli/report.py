@@ -134,19 +134,33 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from smtlib.report.restore import read_record, restored_curve, restored_steps, restored_weights
+    from smtlib.report.restore import check_settings, read_record, restored_curve, restored_steps, restored_weights
     from smtlib.weights import write_weights
 
     meta = dict(_pairs(args.meta, "=", "--meta", "key=value")) if args.meta else None
     record = read_record(args.record, meta)
+    checked = check_settings(record, _tuner_params(record["method"], args.set), args.record)
     weights, header = restored_weights(record)
     write_weights(args.out_weights, weights, header=header)
     _write_text(args.out_curve, restored_curve(record))
     if args.out_steps:
         _write_text(args.out_steps, json.dumps(restored_steps(record), indent=1, sort_keys=True) + "\n")
+    settings = f"settings of {checked} steps checked" if checked else "no tuning step in the record names its settings"
     print(f"restored {args.record}: best dev BLEU {record['tune']:.2f} at iteration {record['best_iteration']}, "
-          f"{len(weights)} weights", file=sys.stderr)
+          f"{len(weights)} weights; {settings}", file=sys.stderr)
     return 0
+
+
+def _tuner_params(method: str, items: list[str] | None) -> dict:
+    """The hyper-parameters ``smtlib tune METHOD --set ITEMS`` runs with (the defaults under them);
+    empty for a method that is not a registered tuner (the SGD family's own command), whose steps'
+    parameters are then compared with nothing but themselves."""
+    from smtlib.cli.common import parse_assignments
+    from smtlib.tuners.registry import get_tuner_class, list_tuners
+
+    if method not in list_tuners():
+        return {}
+    return get_tuner_class(method)(**parse_assignments(items)).params
 
 
 def _test_outputs(args: argparse.Namespace, runs: list[dict]) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
@@ -489,6 +503,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out-curve", required=True, help="learning curve TSV, as smtlib report best writes it")
     p.add_argument("--out-steps", help="JSON: the run's tuning steps as the record keeps them (--info and measured "
                                        "cost of each; none for a record published without them), with its identity")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="the run's hyper-parameters, as smtlib tune takes them (repeatable): each tuning step the "
+                        "record keeps must have run with these over the tuner's defaults, else it is refused")
     p.set_defaults(_action=cmd_restore)
 
     p = sub.add_parser("table", help="a table in the paper's layout and its companion")

@@ -12,11 +12,15 @@ number taken on trust. The dev scores (Tune, the curve) are the record's: only t
 re-check them (the workflow's ``--forcerun`` of one run's chain, as the published results do).
 
 Only runs tuned toward BLEU are restored: a run tuned toward another metric keeps its weights by
-that metric's dev scores, which a record does not carry.
+that metric's dev scores, which a record does not carry. A record that keeps its tuning steps names the
+hyper-parameters each step ran with (the ``params`` of its ``--info``); a run is restored from it only
+if its own settings, with the tuner's current defaults, give the same ones (:func:`check_settings`):
+a changed default or ``method_settings`` makes it another run, to be tuned.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -87,6 +91,31 @@ def _check_steps(steps, iterations: int, path) -> None:
                 _finite(bench.get(k)) and bench[k] >= 0 for k in ("s", "cpu_time", "max_rss"))):
             raise InputError(f"step {s['iteration']}: an info object and a benchmark of finite seconds and "
                              "memory (s, cpu_time, max_rss) or none", path)
+
+
+def check_settings(record: dict, params: dict, path: str | os.PathLike = "") -> int:
+    """Raise :class:`InputError` unless every tuning step the record keeps ran with ``params``, the
+    hyper-parameters the run would be tuned with now (its settings over the tuner's defaults, as
+    ``Tuner(**settings).params``); returns how many steps were checked (none for a record published
+    without its steps, or steps whose ``--info`` names no parameters)."""
+    expected = json.loads(json.dumps(params))
+    checked = 0
+    for step in record.get("steps", []):
+        recorded = step["info"].get("params")
+        if not isinstance(recorded, dict):
+            continue
+        differ = sorted(k for k in set(recorded) | set(expected) if recorded.get(k, _NONE) != expected.get(k, _NONE))
+        if differ:
+            was = ", ".join(f"{k}={recorded.get(k, '(none)')}" for k in differ)
+            now = ", ".join(f"{k}={expected.get(k, '(none)')}" for k in differ)
+            raise InputError(f"the record's iteration {step['iteration']} was tuned with {was}; this run's settings "
+                             f"give {now}: it is another run (tune it, or restore with the record's settings)", path)
+        checked += 1
+    return checked
+
+
+#: a parameter one side does not have
+_NONE = object()
 
 
 def restored_steps(record: dict) -> dict:

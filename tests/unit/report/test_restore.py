@@ -179,3 +179,37 @@ def test_a_record_keeps_each_tuning_steps_info_and_cost_and_a_restore_gives_them
     r = cli("report", "restore", "--record", path, "--out-weights", out / "w", "--out-curve", out / "c",
             "--out-steps", out / "s.json")
     assert r.returncode == 0 and json.loads((out / "s.json").read_text())["steps"] == []
+
+
+def test_a_record_tuned_with_other_settings_is_refused_and_restored_with_its_own(tmp_path, cli, tuned_run):
+    """Each kept step names the hyper-parameters it ran with: a run whose settings (over the tuner's
+    defaults) give others is another run, and restoring it from that record exits 2 and writes nothing;
+    with the record's settings given, it is restored."""
+    from smtlib.report.publish import run_record
+    from smtlib.tuners.registry import get_tuner_class
+
+    run, _, _ = tuned_run
+    defaults = get_tuner_class("kbmira").defaults
+    for it in (1, 2, 3):
+        (run / f"it{it}").mkdir()
+        params = {**defaults, "C": 0.1} if it == 2 else dict(defaults)  # one step in the middle differs
+        (run / f"it{it}/tune.json").write_text(json.dumps({"method": "kbmira", "params": params}))
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(run_record(run)))
+    out = tmp_path / "restored"
+    args = ["report", "restore", "--record", path, "--meta", *META, "--out-weights", out / "w", "--out-curve",
+            out / "c", "--out-steps", out / "s.json"]
+    r = cli(*args)
+    assert r.returncode == 2 and not out.exists()
+    assert "iteration 2 was tuned with C=0.1; this run's settings give C=0.01" in r.stderr
+    assert cli(*args, "--set", "C=0.1").returncode == 2  # now steps 1 and 3 differ
+    # every step with the settings given: restored, and the message says the settings were checked
+    for it in (1, 3):
+        (run / f"it{it}/tune.json").write_text(json.dumps({"method": "kbmira", "params": {**defaults, "C": 0.1}}))
+    path.write_text(json.dumps(run_record(run)))
+    r = cli(*args, "--set", "C=0.1")
+    assert r.returncode == 0, r.stderr
+    assert "settings of 3 steps checked" in r.stderr and (out / "w").exists()
+    assert cli(*args).returncode == 2  # and at the defaults it is refused
+    r = cli(*args, "--set", "Cc=0.1")  # a typo in a setting is an error, not a pass
+    assert r.returncode == 2 and "unknown hyper-parameter" in r.stderr
