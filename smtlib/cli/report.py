@@ -424,7 +424,8 @@ def _restored_steps(paths: list[str], runs: list[dict]) -> dict[int, list]:
                              f"benchmark; the record has {len(data['steps'])} steps, {measured} with a benchmark", path)
         out[id(run)] = [Step(run["method"], run["fs"], str(run["sample"]), s["iteration"],
                              *step_updates(s["info"], path),
-                             unsampled_cpu(s["benchmark"]["s"], s["benchmark"]["cpu_time"]), s["benchmark"]["s"])
+                             unsampled_cpu(s["benchmark"]["s"], s["benchmark"]["cpu_time"]), s["benchmark"]["s"],
+                             restored=True)
                         for s in data["steps"]]
     return out
 

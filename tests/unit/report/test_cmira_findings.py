@@ -132,6 +132,28 @@ def test_costs_are_means_per_step_and_sums_per_run():
     assert lines[2][:6] == ["small", "mert", "1", "2", "-", "-"]
 
 
+def test_cpu_ratios_that_mix_costs_from_records_with_costs_measured_here_are_marked():
+    """A cell restored from its records keeps the record's CPU, measured where it was tuned: its ratio to
+    a cell tuned here is marked and said; updates stay comparable, and cells alike in provenance are not."""
+    def steps(method, fs, restored, cpu):
+        return [Step(method, fs, s, it, 10, 400, None, cpu, cpu, restored=restored) for s in "01" for it in (1, 2)]
+
+    rows = cost_rows(steps("cmira", "small", False, 2.0) + steps("kbmira", "small", True, 4.0)
+                     + steps("cmira", "big", True, 3.0) + steps("kbmira", "big", True, 6.0))
+    text = format_findings("t", [], rows, "sig")
+    ratios = {ln.split(" | ")[0][2:] + ":" + ln.split(" | ")[1]: ln.split(" | ")[2] for ln in text.splitlines()
+              if ln.startswith("| small |") or ln.startswith("| big |")}
+    assert ratios["small:CPU of the optimizer alone (first step)"] == "0.5 †"
+    assert ratios["small:CPU of a run's tuning steps (paper: running time)"] == "0.5 †"
+    assert ratios["small:updates made"] == "1"  # counts do not depend on the machine
+    assert ratios["big:CPU of the optimizer alone (first step)"] == "0.5"  # both from records: alike
+    assert "kb-mira on small (2 of 2 runs)" in text and "measured when and where those runs were tuned" in text
+    # all tuned here, or all restored: no note, the same bytes as before
+    here = steps("cmira", "small", False, 2.0) + steps("kbmira", "small", False, 4.0)
+    alike = format_findings("t", [], cost_rows(here), "sig")
+    assert "†" not in alike and "measured elsewhere" not in alike
+
+
 # ------------------------------------------------------------------ the claims
 def _layout_stats(outputs, refs):
     layout = Layout.of(["bleu"])
@@ -205,7 +227,8 @@ def test_a_restored_runs_steps_come_from_its_record_matched_by_identity(tmp_path
                                 "steps": steps}))
     got = _restored_steps([str(path)], runs)
     assert list(got) == [id(runs[0])]
-    assert got[id(runs[0])] == [Step("cmira", "small", "0", it, u, 400, None, 9.0, 10.0) for it, u in ((1, 7), (2, 5))]
+    assert got[id(runs[0])] == [Step("cmira", "small", "0", it, u, 400, None, 9.0, 10.0, restored=True)
+                                for it, u in ((1, 7), (2, 5))]
     with pytest.raises(InputError, match="given twice"):
         _restored_steps([str(path), str(path)], runs)
     path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting", "sample")},
