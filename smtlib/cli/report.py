@@ -151,15 +151,16 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tuner_params(method: str, items: list[str] | None) -> dict:
-    """The hyper-parameters ``smtlib tune METHOD --set ITEMS`` runs with (the defaults under them);
-    empty for a method that is not a registered tuner (the SGD family's own command), whose steps'
-    parameters are then compared with nothing but themselves."""
+def _tuner_params(method: str, items: list[str] | None) -> dict | None:
+    """The hyper-parameters ``smtlib tune METHOD --set ITEMS`` runs with (the defaults under them), or
+    None for a method that is not one of ``smtlib tune``'s, whose settings cannot be known here."""
     from smtlib.cli.common import parse_assignments
     from smtlib.tuners.registry import get_tuner_class, list_tuners
 
     if method not in list_tuners():
-        return {}
+        if items:
+            raise InputError(f"--set: {method!r} is not a method of smtlib tune, whose settings could be checked")
+        return None
     return get_tuner_class(method)(**parse_assignments(items)).params
 
 

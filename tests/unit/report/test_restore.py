@@ -213,3 +213,16 @@ def test_a_record_tuned_with_other_settings_is_refused_and_restored_with_its_own
     assert cli(*args).returncode == 2  # and at the defaults it is refused
     r = cli(*args, "--set", "Cc=0.1")  # a typo in a setting is an error, not a pass
     assert r.returncode == 2 and "unknown hyper-parameter" in r.stderr
+
+
+def test_settings_are_not_checked_where_they_cannot_be_known():
+    """A record without steps, steps whose info names no parameters, or a method whose settings are not
+    known here (params None): nothing to compare, and nothing is refused for it."""
+    from smtlib.report.restore import check_settings
+
+    steps = [{"iteration": 1, "info": {"method": "x", "params": {"C": 1}}}, {"iteration": 2, "info": {}}]
+    assert check_settings({"steps": steps}, None) == 0
+    assert check_settings({}, {"C": 2}) == 0
+    assert check_settings({"steps": steps}, {"C": 1}) == 1  # the step without parameters is not counted
+    with pytest.raises(InputError, match="iteration 1 was tuned with C=1; this run's settings give C=2"):
+        check_settings({"steps": steps}, {"C": 2})
