@@ -14,6 +14,8 @@ then the value with the best Tune per feature set. Only runs whose steps name th
 (a ``default`` run made with another default is not taken for the current one).
 
     python benchmarks/cmira_c.py --workdir results/table45-run --pair fr-en [--default-c 0.001]
+    # the published records: the 21 runs, and the Small and Medium ones at 0.001 (Big's are not published)
+    python benchmarks/cmira_c.py --records docs/results/run/cmira-c-pilot/fr-en/runs{,-C=0.001}
 """
 
 from __future__ import annotations
@@ -22,46 +24,61 @@ import argparse
 import json
 import pathlib
 import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from smtlib.report.publish import run_steps  # noqa: E402
 
 FEATURE_SETS = ("small", "medium", "big")
 
 
-def run_rows(workdir: pathlib.Path, pair: str, default_c: float) -> list[dict]:
-    """One row per finished pilot run (sub-sample 0) of c-MIRA in ``workdir``."""
-    rows = []
+def pilot_runs(workdir: pathlib.Path | None, records: list[pathlib.Path] | None, pair: str):
+    """(feature set, setting, run summary or record, its tuning steps) of each finished run at sub-sample
+    0 of c-MIRA: from a workflow directory, or from directories of published records
+    (``<fs>/cmira/<setting>/s0.json``)."""
     for fs in FEATURE_SETS:
+        if records is not None:
+            for path in sorted(p for d in records for p in (d / fs / "cmira").glob("*/s0.json")):
+                record = json.loads(path.read_text())
+                yield fs, path.parent.name, record, record.get("steps", [])
+            continue
         for run in sorted((workdir / "results/tune" / pair / fs / "cmira").glob("*/s0")):
-            summary = run / "summary.json"
-            if not summary.exists():
-                continue
-            setting = run.parent.name
-            restored = run / "steps.json"  # a run restored from its record keeps its steps there
-            steps = ([st["info"] for st in json.loads(restored.read_text())["steps"]] if restored.exists()
-                     else [json.loads(p.read_text()) for p in run.glob("it*/tune.json")])
-            cs = {s["params"]["C"] for s in steps}
-            if len(cs) != 1:
-                raise SystemExit(f"{run}: its steps ran with C in {sorted(cs)}, not one value")
-            c = cs.pop()
-            if setting == "default" and c != default_c:
-                continue
-            if setting != "default" and float(setting.partition("=")[2]) != c:
-                raise SystemExit(f"{run}: setting {setting} but its steps ran with C={c}")
-            s = json.loads(summary.read_text())
-            rows.append({
-                "fs": fs, "C": c, "tune": s["tune"], "test": s["test"], "best_iteration": s["best_iteration"],
-                "steps": len(steps), "stalled": sum(st["best_epoch"] == 0 for st in steps),
-                "gain": statistics.fmean(st["pool_bleu_out"] - st["pool_bleu_init"] for st in steps),
-            })
+            if (run / "summary.json").exists():
+                yield fs, run.parent.name, json.loads((run / "summary.json").read_text()), run_steps(run)
+
+
+def run_rows(runs, default_c: float) -> list[dict]:
+    """One row per pilot run (:func:`pilot_runs`); a ``default`` run counts only if made at ``default_c``."""
+    rows = []
+    for fs, setting, s, steps in runs:
+        infos = [st["info"] for st in steps]
+        cs = {i["params"]["C"] for i in infos}
+        if len(cs) != 1:
+            raise SystemExit(f"{fs}/{setting}: its steps ran with C in {sorted(cs)}, not one value")
+        c = cs.pop()
+        if setting == "default" and c != default_c:
+            continue
+        if setting != "default" and float(setting.partition("=")[2]) != c:
+            raise SystemExit(f"{fs}/{setting}: its steps ran with C={c}")
+        rows.append({
+            "fs": fs, "C": c, "tune": s["tune"], "test": s["test"], "best_iteration": s["best_iteration"],
+            "steps": len(infos), "stalled": sum(i["best_epoch"] == 0 for i in infos),
+            "gain": statistics.fmean(i["pool_bleu_out"] - i["pool_bleu_init"] for i in infos),
+        })
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workdir", type=pathlib.Path, required=True)
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--workdir", type=pathlib.Path, help="the workflow directory the pilot ran in")
+    source.add_argument("--records", type=pathlib.Path, nargs="+",
+                        help="its published records instead, e.g. docs/results/run/cmira-c-pilot/fr-en/runs")
     ap.add_argument("--pair", default="fr-en")
     ap.add_argument("--default-c", type=float, default=0.001, help="C of the tuner's default when its run was made")
     args = ap.parse_args()
-    rows = run_rows(args.workdir, args.pair, args.default_c)
+    rows = run_rows(pilot_runs(args.workdir, args.records, args.pair), args.default_c)
     print("| feature set | C | Tune | kept iteration | Test | steps that stalled | pool BLEU gained per step |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in sorted(rows, key=lambda r: (FEATURE_SETS.index(r["fs"]), r["C"])):

@@ -93,6 +93,10 @@ def _check_steps(steps, iterations: int, path) -> None:
                              "memory (s, cpu_time, max_rss) or none", path)
 
 
+#: a parameter one side does not have
+_NONE = object()
+
+
 def check_settings(record: dict, params: dict | None, path: str | os.PathLike = "") -> int:
     """Raise :class:`InputError` unless every tuning step the record keeps ran with ``params``, the
     hyper-parameters the run would be tuned with now (its settings over the tuner's defaults, as
@@ -115,10 +119,6 @@ def check_settings(record: dict, params: dict | None, path: str | os.PathLike = 
                              f"give {now}: it is another run (tune it, or restore with the record's settings)", path)
         checked += 1
     return checked
-
-
-#: a parameter one side does not have
-_NONE = object()
 
 
 def restored_steps(record: dict) -> dict:
