@@ -101,6 +101,8 @@ def _check_config():
         methods |= set(settings)
     methods |= set(config["stability"]["methods"])
     methods |= set(config["stability"]["method_settings"])
+    if config["extended_against"]:
+        methods.add(config["extended_against"])
     feature_sets = set(config["feature_sets"]) | {config["sweep"]["feature_set"]}
     feature_sets |= set(config["stability"]["feature_sets"])
     for sets in config["not_applicable"].values():

@@ -115,7 +115,19 @@ def table_title(wildcards):
 
 def extended_title(wildcards):
     pair = TABLES[wildcards.table]
-    return f"{wildcards.table} extended: {pair}, every method{_tuned_toward()}"
+    extra = [m for m in TABLE_METHODS if m not in config["methods"]]
+    rows = (
+        f"the paper's methods and {', '.join(extra)}"
+        if extra
+        else "the paper's methods"
+    )
+    return f"{wildcards.table} extended: {pair}, {rows}{_tuned_toward()}"
+
+
+def extended_against(wildcards):
+    """`--against METHOD` of the extended tables (config extended_against), if it is one of their rows."""
+    method = config["extended_against"]
+    return f"--against {method}" if method in TABLE_METHODS else ""
 
 
 def matrix_arguments(wildcards):

@@ -1,5 +1,5 @@
 # Stage 6: Tables 4-6 in the paper's layout (rows = methods, columns = Small / Medium / Big x
-# Tune / Test / SD / Sig), the extended tables with every method, and their companions (BLEU
+# Tune / Test / SD / Sig), the extended tables with more methods, and their companions (BLEU
 # signature, settings, runs, each cell's p-value against its column's best, s_sel, s_opt); each
 # paper table next to the paper's (the orderings of methods) and the paper's findings evaluated;
 # Tan et al. (2013)'s findings on a table's runs of cmira, kb-mira and kb-mert (not in the default
@@ -36,6 +36,7 @@ rule table:
         initial=table_initial_arguments,
         significance=significance_options(),
         pairs="all",
+        against="",
         bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"
@@ -48,12 +49,14 @@ rule table:
         "--feature-sets {params.feature_sets} --not-applicable {params.not_applicable} "
         "--settings {params.settings:q} --title {params.title:q} --out {output.tsv} "
         "--companion {output.companion} --outputs {input.outputs} --test-refs {params.test_refs} "
-        "--tests {output.tests} --pairs {params.pairs} --initial {params.initial} {params.significance} "
+        "--tests {output.tests} --pairs {params.pairs} {params.against} --initial {params.initial} "
+        "{params.significance} "
         "{params.bleu} "
         "> {log} 2>&1"
 
 
-# every method; each cell tested against its column's best only (the paper's tables test every pair)
+# every method; each cell tested against its column's best only (the paper's tables test every pair),
+# and against config extended_against's cell
 use rule table as table_extended with:
     input:
         summaries=extended_summaries,
@@ -84,6 +87,7 @@ use rule table as table_extended with:
         initial=table_initial_arguments,
         significance=significance_options(),
         pairs="best",
+        against=extended_against,
         bleu=bleu_options(),
     conda:
         "../envs/smtlib.yaml"

@@ -6,7 +6,7 @@
     smtlib report table --summaries S .. --methods M .. --feature-sets F .. --out T.tsv --companion T.md
                         [--not-applicable METHOD:FS ..] [--settings JSON] [--title TEXT]
                         [--test-refs NAME=REF .. --outputs HYP .. --tests T.json [--pairs all|best]
-                         [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]]
+                         [--against METHOD] [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]]
     smtlib report metric-matrix --run TUNING_METRIC=SUMMARY .. --out T.tsv
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
@@ -202,6 +202,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     if bool(args.outputs) != bool(args.tests) or (args.test_refs and not args.outputs):
         raise InputError("--outputs, --test-refs and --tests go together "
                          "(the test of each cell against its column's best)")
+    if args.against is not None and not args.outputs:
+        raise InputError("--against needs --outputs, --test-refs and --tests (it is a test of the cells)")
     runs = read_summaries(args.summaries)
     not_applicable = set(_pairs(args.not_applicable, ":", "--not-applicable", "METHOD:FEATURE_SET"))
     check_runs_in_table(runs, args.methods, args.feature_sets)
@@ -212,7 +214,9 @@ def cmd_table(args: argparse.Namespace) -> int:
         from smtlib.cli.common import bleu_settings
         from smtlib.report.significance import TestOptions, run_statistics, signature, table_tests
 
-        options = TestOptions(args.ar_shuffles, args.boot_samples, args.seed, args.pairs)
+        if args.against is not None and args.against not in args.methods:
+            raise InputError(f"--against {args.against}: not one of --methods")
+        options = TestOptions(args.ar_shuffles, args.boot_samples, args.seed, args.pairs, args.against)
         refs, outputs = _test_outputs(args, runs)
         settings, layout = bleu_settings(args), Layout.of(["bleu"])
         stats = run_statistics(runs, outputs, refs, settings, layout)
@@ -220,7 +224,10 @@ def cmd_table(args: argparse.Namespace) -> int:
         tests["signature"] = signature(settings, len(next(iter(refs.values()))), options)
         tests["test_sets"] = list(refs)
     marks = None if tests is None else {(c["method"], c["feature_set"]): c["mark"] for c in tests["cells"]}
-    header, rows = table_rows(cells, args.methods, args.feature_sets, not_applicable, marks)
+    against = None
+    if tests is not None and "against" in tests:
+        against = (tests["against"], {(c["method"], c["feature_set"]): c["mark"] for c in tests["against_cells"]})
+    header, rows = table_rows(cells, args.methods, args.feature_sets, not_applicable, marks, against)
     settings = json.loads(args.settings) if args.settings else {}
     title = args.title or os.path.basename(args.out)
     initial = _initial_scores(args.initial)
@@ -531,6 +538,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--tests", metavar="JSON", help="write every test (cells and pairs) here")
     g.add_argument("--pairs", choices=("all", "best"), default="all",
                    help="test every pair of methods of a column (default), or each cell against the best only")
+    g.add_argument("--against", metavar="METHOD",
+                   help="also test every cell against this method's cell of its column (one of --methods): a "
+                        "'<set> vs METHOD' column of marks, Holm-corrected over the table's cells as a family of its own")
     g.add_argument("--ar-shuffles", type=integer_at_least(1), default=10_000, help="approximate randomization shuffles (default 10000)")
     g.add_argument("--boot-samples", type=integer_at_least(1), default=1000, help="bootstrap resamples for s_sel (default 1000)")
     g.add_argument("--seed", type=integer_at_least(0), default=0, help="seed of the shuffles and resamples (default 0)")

@@ -50,6 +50,22 @@ column's best is the highest Test, the mean of the runs' Test: the quantity the 
     them.
 
 A column with one method only has its ``best`` and nothing to test. ``n/a`` cells are not tested.
+
+Against a reference method (``TestOptions.against``; the extended tables use kb-mira, the batch MIRA
+that Tan et al. 2013 set corpus-level MIRA against), every other cell of a column is also set against
+that method's cell, by the same run-level test (paired t over the runs paired by sub-sample, two-sided),
+with Holm's correction over the table's cells tested against it (a family of its own), and the AR p
+of the pooled sentences beside it (:func:`against_mark`, the ``<set> vs <method>`` column):
+
+``ref``
+    the reference's own cell;
+``>``, ``<``
+    significantly above or below the reference's cell (Holm-adjusted paired-t p < :data:`ALPHA`; the
+    side is that of the mean paired difference of Test);
+``=``
+    not significantly different from it;
+``(>)``, ``(<)``, ``(=)``
+    no run-level test (fewer than 2 runs that pair): the AR test's across test sentences, as above.
 """
 
 from __future__ import annotations
@@ -57,6 +73,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import statistics
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -88,6 +105,8 @@ class TestOptions:
     boot_samples: int = 1000
     seed: int = 0
     pairs: str = "all"
+    #: a method every other cell of its column is also tested against (None: none)
+    against: str | None = None
 
     def __post_init__(self) -> None:
         if self.ar_shuffles < 1:
@@ -107,6 +126,19 @@ def mark(best: bool, p: float | None, runs: int, p_runs: float | None = None) ->
     if p_runs is not None and runs >= 2:
         return "*" if p_runs < ALPHA else "="
     return f"({'*' if p is not None and p < ALPHA else '='})"
+
+
+def against_mark(reference: bool, diff: float, runs: int, p_runs: float | None, p_ar: float | None) -> str:
+    """A cell's mark against the reference method (see the module docstring): ``ref``; ``>``, ``<`` or
+    ``=`` by ``p_runs``, the Holm-adjusted run-level p, the side by ``diff`` (the cell's Test minus the
+    reference's, over the runs that pair); without one, the same in brackets by the AR p ``p_ar``, the
+    side by the pooled BLEU difference ``diff``."""
+    if reference:
+        return "ref"
+    side = ">" if diff > 0 else "<"
+    if p_runs is not None and runs >= 2:
+        return side if p_runs < ALPHA else "="
+    return f"({side if p_ar is not None and p_ar < ALPHA else '='})"
 
 
 def paired_t_p(a: Sequence[float], b: Sequence[float]) -> float:
@@ -238,9 +270,13 @@ def table_tests(
         column's best, the difference of Test to it, the AR p against it, the paired t-test's p over
         the runs and its Holm adjustment over the table's cells, the mark); ``pairs``: one record
         per tested pair of a column (a, b in row order; the difference of Test and of the pooled
-        BLEU, a minus b; p). Methods are keyed by our names here; scores are BLEU points (0-100).
+        BLEU, a minus b; p). With ``options.against``, also ``against``, ``against_holm_family`` and
+        ``against_cells``: one record per cell of a column that has the reference method's cell (Test,
+        the reference's Test, their difference, the run-level p and its Holm adjustment over the
+        table's cells tested against the reference, the AR p, the mark of :func:`against_mark`).
+        Methods are keyed by our names here; scores are BLEU points (0-100).
     """
-    records, pairs = [], []
+    records, pairs, against = [], [], []
     for fs in feature_sets:
         col = _column_cells(runs, fs, methods, not_applicable)
         if not col:
@@ -275,14 +311,55 @@ def table_tests(
                 "test_diff": cells[(a, fs)]["test"] - cells[(b, fs)]["test"],
                 "pooled_bleu_diff": 100 * float(observed[0]), "p": float(p[0]),
             })
+        if options.against in col:
+            against += _against_column(runs, col, cells, flat, fs, options, layout)
     tested = [c for c in records if c["p_runs_vs_best"] is not None]
     for c, adjusted in zip(tested, holm([c["p_runs_vs_best"] for c in tested])):
         c["p_runs_holm"] = adjusted
     for c in records:
         c.setdefault("p_runs_holm", None)
         c["mark"] = mark(c["method"] == c["best"], c["p_vs_best"], c["runs"], c["p_runs_holm"])
-    return {"alpha": ALPHA, "ties": TIES, "pairs_tested": options.pairs, "marks": MARKS_TEST,
-            "holm_family": len(tested), "cells": records, "pairs": pairs}
+    result = {"alpha": ALPHA, "ties": TIES, "pairs_tested": options.pairs, "marks": MARKS_TEST,
+              "holm_family": len(tested), "cells": records, "pairs": pairs}
+    if options.against is not None:
+        tested = [c for c in against if c["p_runs"] is not None]
+        for c, adjusted in zip(tested, holm([c["p_runs"] for c in tested])):
+            c["p_runs_holm"] = adjusted
+        for c in against:
+            c.setdefault("p_runs_holm", None)
+            c["mark"] = against_mark(c["method"] == options.against, c["diff"], c["runs"], c["p_runs_holm"],
+                                     c["p_ar"])
+        result.update({"against": options.against, "against_holm_family": len(tested), "against_cells": against})
+    return result
+
+
+def _against_column(runs, col, cells, flat, fs, options, layout) -> list[dict]:
+    """One column's cells against the reference method's (``options.against``, which the column has):
+    the run-level paired t p (None for the reference itself, or with fewer than 2 runs that pair), the
+    AR p of the pooled sentences, and the difference the mark's side is read from."""
+    ref = options.against
+    out = []
+    for m in col:
+        record = {"method": m, "feature_set": fs, "runs": len(col[m]), "test": cells[(m, fs)]["test"],
+                  "reference_test": cells[(ref, fs)]["test"],
+                  "test_diff": cells[(m, fs)]["test"] - cells[(ref, fs)]["test"], "p_runs": None, "p_ar": None}
+        if m != ref:
+            ours = {runs[i]["sample"]: runs[i]["test"] for i in col[m]}
+            theirs = {runs[i]["sample"]: runs[i]["test"] for i in col[ref]}
+            shared = [s for s in ours if s in theirs]
+            observed, p = paired_randomization(flat[m], flat[ref], layout.score, trials=options.ar_shuffles,
+                                               seed=options.seed, ties=TIES)
+            record["p_ar"] = float(p[0])
+            record["pooled_bleu_diff"] = 100 * float(observed[0])
+            if len(shared) >= 2:
+                record["p_runs"] = paired_t_p([ours[s] for s in shared], [theirs[s] for s in shared])
+                record["diff"] = statistics.fmean(ours[s] - theirs[s] for s in shared)
+            else:
+                record["diff"] = record["pooled_bleu_diff"]
+        else:
+            record["diff"] = 0.0
+        out.append(record)
+    return out
 
 
 #: how the marks are decided (the tests file says it, the companion too)
@@ -337,4 +414,29 @@ def companion_section(tests: dict, paper_name) -> str:
     if any(c["runs"] < 2 for c in tests["cells"]):
         text += ("\nCells with fewer than 2 runs: their p-values are across test sentences only and s_opt is "
                  "undefined; they say nothing about the optimizer's instability.\n")
+    if "against" in tests:
+        text += _against_section(tests, paper_name, p_text)
+    return text
+
+
+def _against_section(tests: dict, paper_name, p_text) -> str:
+    """Markdown: each cell against the reference method's cell of its column (``against_cells``)."""
+    ref = paper_name(tests["against"])
+    text = (
+        f"\n## Significance: each cell against {ref}\n\n"
+        f"The marks of the `<set> vs {ref}` columns: the same run-level test, each cell's runs against {ref}'s "
+        f"runs of the same column paired by dev sub-sample (two-sided), with Holm's correction over the "
+        f"{tests['against_holm_family']} cells of the table tested against {ref} (a family of its own, apart "
+        "from the tests against the column's best); `p AR` as above, deciding nothing. Marks: `ref` the "
+        f"reference; `>` / `<` significantly above / below {ref} (p runs (Holm) < {tests['alpha']}); `=` not "
+        "significantly different (not shown to be equal); `(>)`/`(<)`/`(=)` no run-level test (fewer than 2 "
+        "runs that pair): the AR test's across test sentences; `-` a column without a "
+        f"{ref} cell.\n\n"
+        f"| method | feature set | runs | Test | {ref} | Δ Test | p runs | p runs (Holm) | p AR | mark |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    for c in tests["against_cells"]:
+        text += (f"| {paper_name(c['method'])} | {c['feature_set']} | {c['runs']} | {c['test']:.2f} | "
+                 f"{c['reference_test']:.2f} | {c['test_diff']:+.2f} | {p_text(c['p_runs'])} | "
+                 f"{p_text(c['p_runs_holm'])} | {p_text(c['p_ar'])} | {c['mark']} |\n")
     return text

@@ -95,14 +95,19 @@ def table_rows(
     feature_sets: list[str],
     not_applicable: set[tuple[str, str]],
     marks: dict[tuple[str, str], str] | None = None,
+    against: tuple[str, dict[tuple[str, str], str]] | None = None,
 ) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a table: rows = methods, columns = feature set x (Tune, Test, SD), and with
     ``marks`` ((method, feature set) -> mark, :func:`smtlib.report.significance.mark`) a fourth
-    column per feature set, ``<set> Sig``. Where the runs were also scored with other metrics (the
+    column per feature set, ``<set> Sig``; with ``against`` (a reference method and its marks,
+    :func:`smtlib.report.significance.against_mark`) one more, ``<set> vs <method>`` (``-`` where
+    the column has no cell of the reference). Where the runs were also scored with other metrics (the
     cells' ``metrics``, :func:`aggregate`), each feature set then has one column per metric, titled
     with sacrebleu's name of its score (``<set> chrF2``, ``<set> TER``): its Test, the mean over the
     test sets and runs; a BLEU-only table has none of them."""
     columns = ("Tune", "Test", "SD") if marks is None else ("Tune", "Test", "SD", "Sig")
+    if against is not None:
+        columns += (f"vs {paper_name(against[0])}",)
     metrics = list(next((c["metrics"] for c in cells.values() if "metrics" in c), {}))
     titles = [*columns, *(metric_label(name) for name in metrics)]
     header = ["method"] + [f"{FEATURE_SET_TITLES.get(fs, fs)} {c}" for fs in feature_sets for c in titles]
@@ -119,6 +124,8 @@ def table_rows(
             row += [f"{cell['tune']:.2f}", f"{cell['test']:.2f}", "-" if cell["sd"] is None else f"{cell['sd']:.2f}"]
             if marks is not None:
                 row.append(marks[(m, fs)])
+            if against is not None:
+                row.append(against[1].get((m, fs), "-"))
             row += [f"{cell['metrics'][name]:.2f}" for name in metrics]
         rows.append(row)
     return header, rows

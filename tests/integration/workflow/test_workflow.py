@@ -565,6 +565,26 @@ def test_tiny_config_end_to_end_table4(tmp_path, data_dir, tiny_table4_run):
     table = (work / "results/table4.tsv").read_bytes()
     metric_sweep_on_the_tiny_run(work, data_dir)
     restore_on_the_tiny_run(work, data_dir, tuned, table)
+    extended_table_on_the_tiny_run(work, data_dir)
+
+
+def extended_table_on_the_tiny_run(work, data_dir):
+    """The extended table with the shared run's c-MIRA runs as its extra row: each cell also marked
+    against kb-mira's (config extended_against), and its title naming the rows beyond the paper's."""
+    tiny = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
+    cfg = write_config(work / "extended.yaml", {**tiny, "extended_methods": ["cmira"]})
+    r = snakemake(work, "--cores", "2", "results/table4_extended.tsv", configfile=cfg, data_dir=data_dir,
+                  timeout=600)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    lines = [ln.split("\t") for ln in (work / "results/table4_extended.tsv").read_text().splitlines()]
+    assert lines[0][1:6] == ["Small Tune", "Small Test", "Small SD", "Small Sig", "Small vs kb-mira"]
+    assert [row[0] for row in lines[1:]] == ["kb-mert", "kb-mira", "lb-mira", "cmira"]
+    for row in lines[1:]:
+        for col in (5, 10):
+            assert row[col] == "ref" if row[0] == "kb-mira" else row[col] in {">", "<", "="}, row
+    companion = (work / "results/table4_extended.md").read_text()
+    assert "# table4 extended: fr-en, the paper's methods and cmira" in companion
+    assert "## Significance: each cell against kb-mira" in companion
 
 
 @pytest.mark.slow

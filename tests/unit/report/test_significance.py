@@ -193,3 +193,52 @@ def test_marks_are_run_level_with_holm_and_the_ar_p_is_shown_beside(cli, tmp_pat
     assert cells[best]["p_runs_vs_best"] is None and cells[best]["mark"] == "best"
     md = (tmp_path / "t.md").read_text()
     assert "| p runs | p runs (Holm) | p AR |" in md
+
+
+def test_cells_against_a_reference_method(cli, tmp_path):
+    """--against kbmira: a column of marks per feature set, each cell's runs against kb-mira's with the
+    paired t-test, Holm over the cells so tested (a family apart from the tests against the best)."""
+    from scipy.stats import ttest_rel
+
+    from smtlib.report.significance import against_mark, holm
+
+    noise = {("mert", "small"): 0.5, ("kbmira", "small"): 0.3, ("cmira", "small"): 0.1, ("pro", "small"): "kbmira",
+             ("mert", "big"): 0.2, ("cmira", "big"): 0.3}  # big: kb-mira and pro not run
+    summaries, outputs, refs = write_runs(tmp_path, noise, runs=4)
+    methods = ["mert", "kbmira", "cmira", "pro"]
+    na = ["--not-applicable", "kbmira:big", "pro:big"]
+    r = run_table(cli, tmp_path, summaries, outputs, refs, methods, ["small", "big"], "--pairs", "best",
+                  "--against", "kbmira", *na)
+    assert r.returncode == 0, r.stderr
+    rows = read_tsv(tmp_path / "t.tsv")
+    assert rows[0][1:6] == ["Small Tune", "Small Test", "Small SD", "Small Sig", "Small vs kb-mira"]
+    against = {row[0]: (row[5], row[10]) for row in rows[1:]}
+    # far below, the reference, far above, a copy of it; Big has no kb-mira cell to test against
+    assert against == {"kb-mert": ("<", "-"), "kb-mira": ("ref", "n/a"), "cmira": (">", "-"), "pro": ("=", "n/a")}
+    tests = json.loads((tmp_path / "t.json").read_text())
+    assert tests["against"] == "kbmira" and tests["against_holm_family"] == 3
+    best = {c["method"]: c for c in tests["cells"] if c["feature_set"] == "small"}
+    runs = {m: [c["run_tests"][c["samples"].index(s)] for s in sorted(best["kbmira"]["samples"])]
+            for m, c in best.items()}
+    cells = {c["method"]: c for c in tests["against_cells"]}
+    others = ["mert", "cmira", "pro"]
+    expected = [1.0 if m == "pro" else float(ttest_rel(runs[m], runs["kbmira"]).pvalue) for m in others]
+    assert [cells[m]["p_runs"] for m in others] == pytest.approx(expected)
+    assert [cells[m]["p_runs_holm"] for m in others] == pytest.approx(holm(expected))
+    assert cells["pro"]["p_ar"] == 1.0 and cells["kbmira"]["p_runs"] is None
+    md = (tmp_path / "t.md").read_text()
+    assert "## Significance: each cell against kb-mira" in md and "| cmira | small | 4 |" in md
+    # one run per cell: the AR test's mark, in brackets
+    assert against_mark(False, -2.0, 1, None, 0.001) == "(<)" and against_mark(False, 0.3, 1, None, 0.4) == "(=)"
+    assert against_mark(False, 0.3, 5, 0.01, 0.4) == ">" and against_mark(True, 0.0, 5, None, None) == "ref"
+
+
+def test_against_a_method_outside_the_table_or_without_outputs_is_refused(cli, tmp_path):
+    noise = {("mert", "small"): 0.5, ("kbmira", "small"): 0.1}
+    summaries, outputs, refs = write_runs(tmp_path, noise, runs=2)
+    r = run_table(cli, tmp_path, summaries, outputs, refs, ["mert", "kbmira"], ["small"], "--against", "cmira")
+    assert r.returncode == 2 and "--against cmira: not one of --methods" in r.stderr
+    r = cli("report", "table", "--summaries", *summaries, "--methods", "mert", "kbmira", "--feature-sets", "small",
+            "--out", tmp_path / "t.tsv", "--companion", tmp_path / "t.md", "--against", "kbmira")
+    assert r.returncode == 2 and "--against needs --outputs" in r.stderr
+    assert not (tmp_path / "t.tsv").exists()
