@@ -367,6 +367,7 @@ def cmd_cmira(args: argparse.Namespace) -> int:
     from smtlib.io import read_json
     from smtlib.report.cmira import (Step, cells, cost_rows, decide, format_costs, format_findings,
                                      read_step_benchmark, step_updates)
+    from smtlib.report.publish import this_machine
     from smtlib.report.runs import read_summaries
     from smtlib.report.significance import TestOptions, run_statistics, signature
 
@@ -379,7 +380,7 @@ def cmd_cmira(args: argparse.Namespace) -> int:
         if len(files) != expected:
             raise InputError(f"{option} has {len(files)} files for {len(tuned)} runs tuned here, of {expected} tuning "
                              "steps in all: give each such summary's steps, in order, one per iteration")
-    steps = []
+    steps, machine = [], this_machine()  # the steps tuned here: this directory's machine (publish.this_machine)
     for run, first in zip(tuned, np.cumsum([0] + [int(r["iterations"]) for r in tuned])):
         for it in range(1, int(run["iterations"]) + 1):
             path = args.tune_info[first + it - 1]
@@ -389,7 +390,7 @@ def cmd_cmira(args: argparse.Namespace) -> int:
                                  f"({run['_path']}): give each summary's steps, in order", path)
             bench = read_step_benchmark(args.benchmarks[first + it - 1])
             steps.append(Step(run["method"], run["fs"], str(run["sample"]), it, *step_updates(info, path),
-                              bench["cpu_extrapolated"], bench["s"]))
+                              bench["cpu_extrapolated"], bench["s"], machine))
     for run in runs:
         steps += restored.get(id(run), [])
     refs, outputs = _test_outputs(args, runs)
@@ -433,7 +434,7 @@ def _restored_steps(paths: list[str], runs: list[dict]) -> dict[int, list]:
         out[id(run)] = [Step(run["method"], run["fs"], str(run["sample"]), s["iteration"],
                              *step_updates(s["info"], path),
                              unsampled_cpu(s["benchmark"]["s"], s["benchmark"]["cpu_time"]), s["benchmark"]["s"],
-                             restored=True)
+                             s["benchmark"].get("machine"))
                         for s in data["steps"]]
     return out
 

@@ -260,7 +260,9 @@ class Step:
     line_searches: int | None
     cpu_s: float
     wall_s: float
-    restored: bool = False  #: its cost is its published record's, measured where the run was tuned
+    #: the CPU that measured it (:func:`smtlib.report.publish.this_machine`): this machine's for a step
+    #: tuned here, its record's for a restored run's, None where the record names none
+    machine: str | None = None
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -286,7 +288,8 @@ def cost_rows(steps: Sequence[Step]) -> list[dict]:
                 "later_step_cpu_s": _mean([s.cpu_s for s in mine if s.iteration > 1]),
                 "step_wall_s": _mean([s.wall_s for s in mine]),
                 "run_cpu_s": statistics.fmean(sum(s.cpu_s for s in mine if s.sample == k) for k in samples),
-                "restored_runs": len({s.sample for s in mine if s.restored}),
+                "machines": {machine: len({s.sample for s in mine if (s.machine or NOT_RECORDED) == machine})
+                             for machine in sorted({s.machine or NOT_RECORDED for s in mine})},
             })
     return rows
 
@@ -308,12 +311,23 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.3g}"
 
 
+#: a step's machine where its record names none (records published before they did)
+NOT_RECORDED = "a machine not recorded"
+
+
 def _mixed_provenance(rows: Sequence[dict]) -> set[tuple[str, str]]:
-    """(feature set, method) whose CPU ratio to kb-mira's mixes costs from published records with costs
-    measured here: the restored share of the two cells' runs differs."""
-    share = {(r["feature_set"], r["method"]): r["restored_runs"] / r["runs"] for r in rows}
-    return {(fs, m) for fs, m in share if m != "kbmira" and (fs, "kbmira") in share
-            and share[fs, m] != share[fs, "kbmira"]}
+    """(feature set, method) whose CPU ratio to kb-mira's is not between steps measured on one known
+    machine: the two cells' steps were measured on different machines, or on one their records do not
+    name (a ratio of a machine's seconds to another's is not the algorithms')."""
+    machines = {(r["feature_set"], r["method"]): set(r["machines"]) for r in rows}
+    mixed = set()
+    for fs, m in machines:
+        if m == "kbmira" or (fs, "kbmira") not in machines:
+            continue
+        both = machines[fs, m] | machines[fs, "kbmira"]
+        if len(both) > 1 or NOT_RECORDED in both:
+            mixed.add((fs, m))
+    return mixed
 
 
 def _costs_section(rows: Sequence[dict]) -> str:
@@ -336,12 +350,15 @@ def _costs_section(rows: Sequence[dict]) -> str:
                  f"{_number(r['run_cpu_s'], 1)} |\n")
     mixed = _mixed_provenance(rows)
     if mixed:
-        text += ("\nCPU measured elsewhere: the steps of " + "; ".join(
-            f"{method_name(r['method'])} on {r['feature_set']} ({r['restored_runs']} of {r['runs']} runs)" for r in rows
-            if r["restored_runs"]) + " are their published records', measured when and where those runs were "
-            "tuned, while the other cells of their feature set were tuned here. The CPU ratios marked † below "
-            "compare two runs of the table that may have run on different machines: the updates are "
-            "comparable, those seconds only as far as the machines are alike.\n")
+        sets = {fs for fs, _ in mixed}
+        where = "; ".join(f"{method_name(r['method'])} on {r['feature_set']}: " + ", ".join(
+            f"{machine} ({n} of {r['runs']} runs)" for machine, n in r["machines"].items())
+            for r in rows if r["feature_set"] in sets)
+        text += ("\nCPU measured on more than one machine, or on machines not recorded: each step's CPU seconds "
+                 "were measured where its run was tuned (a run restored from its published record keeps the "
+                 f"record's, and records published before they named the machine name none). {where}. The CPU "
+                 "ratios marked † below compare cells not measured on one known machine: the updates are "
+                 "comparable, those seconds only as far as the machines are alike.\n")
     text += ("\nAgainst kb-mira (MIRA2) in the same feature set, ours beside the paper's (Table 4: updates in one "
              "execution; Table 2: running time):\n\n"
              "| feature set | ratio | c-MIRA / kb-mira | paper c-MIRA / MIRA2 | kb-mert / kb-mira | paper MERT / MIRA2 "

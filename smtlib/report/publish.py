@@ -298,24 +298,47 @@ def run_record(run_dir: str | os.PathLike, benchmarks: str | os.PathLike | None 
     return record
 
 
+def this_machine(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
+    """This machine's CPU as a record names it: ``/proc/cpuinfo``'s model name, vendor, family and model
+    (``platform`` elsewhere). A run directory's steps were measured on the machine that publishes or
+    reports them: its clone lives and dies with that machine."""
+    import platform
+
+    fields: dict[str, str] = {}
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if not line.strip():
+                    break  # the first processor's block
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    if "vendor_id" in fields:
+        return (f"{fields.get('model name', '?')} ({fields['vendor_id']} family {fields.get('cpu family', '?')} "
+                f"model {fields.get('model', '?')})")
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def run_steps(run_dir: pathlib.Path, benchmarks: str | os.PathLike | None = None) -> list[dict]:
     """A run's tuning steps as its record keeps them, for the findings that read them (Tan et al.'s
     updates and CPU seconds per step, :mod:`smtlib.report.cmira`) after the run directory is lost:
     per iteration 1..N, the step's ``smtlib tune --info`` JSON and its benchmark file's wall and CPU
-    seconds and peak memory (``None`` where the step has none, a lattice or online step). A run
-    restored from a record gives back the record's (its ``steps.json``); a run with neither, []."""
+    seconds and peak memory with the machine that measured them (:func:`this_machine`; ``None`` where
+    the step has none, a lattice or online step). A run restored from a record gives back the record's
+    (its ``steps.json``); a run with neither, []."""
     infos = sorted(run_dir.glob("it*/tune.json"), key=lambda p: int(p.parent.name.removeprefix("it")))
     if not infos:
         restored = run_dir / "steps.json"
         return list(read_json(restored, "restored tuning steps").get("steps") or []) if restored.is_file() else []
-    steps = []
+    steps, machine = [], this_machine()
     for info in infos:
         iteration = int(info.parent.name.removeprefix("it"))
         bench = None if benchmarks is None else pathlib.Path(benchmarks) / info.parent.name / "tune.tsv"
         measured = read_benchmark(bench) if bench is not None and bench.is_file() else None
         steps.append({"iteration": iteration, "info": read_json(info, "tuning step --info"),
                       "benchmark": None if measured is None else
-                      {k: measured[k] for k in ("s", "cpu_time", "max_rss")}})
+                      {**{k: measured[k] for k in ("s", "cpu_time", "max_rss")}, "machine": machine}})
     return steps
 
 

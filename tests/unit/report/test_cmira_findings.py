@@ -132,26 +132,44 @@ def test_costs_are_means_per_step_and_sums_per_run():
     assert lines[2][:6] == ["small", "mert", "1", "2", "-", "-"]
 
 
-def test_cpu_ratios_that_mix_costs_from_records_with_costs_measured_here_are_marked():
-    """A cell restored from its records keeps the record's CPU, measured where it was tuned: its ratio to
-    a cell tuned here is marked and said; updates stay comparable, and cells alike in provenance are not."""
-    def steps(method, fs, restored, cpu):
-        return [Step(method, fs, s, it, 10, 400, None, cpu, cpu, restored=restored) for s in "01" for it in (1, 2)]
+def test_cpu_ratios_of_cells_not_measured_on_one_known_machine_are_marked():
+    """Each step's CPU seconds were measured where its run was tuned (a restored run's: its record's
+    machine, or none recorded): a ratio between cells measured on different machines, or on one not
+    recorded, is marked and the machines said; updates stay comparable; one known machine: no mark."""
+    def steps(method, fs, machine, cpu):
+        return [Step(method, fs, s, it, 10, 400, None, cpu, cpu, machine) for s in "01" for it in (1, 2)]
 
-    rows = cost_rows(steps("cmira", "small", False, 2.0) + steps("kbmira", "small", True, 4.0)
-                     + steps("cmira", "big", True, 3.0) + steps("kbmira", "big", True, 6.0))
+    rows = cost_rows(steps("cmira", "small", "CPU A", 2.0) + steps("kbmira", "small", "CPU B", 4.0)
+                     + steps("cmira", "big", "CPU A", 3.0) + steps("kbmira", "big", "CPU A", 6.0)
+                     + steps("cmira", "medium", None, 3.0) + steps("kbmira", "medium", None, 6.0))
     text = format_findings("t", [], rows, "sig")
     ratios = {ln.split(" | ")[0][2:] + ":" + ln.split(" | ")[1]: ln.split(" | ")[2] for ln in text.splitlines()
-              if ln.startswith("| small |") or ln.startswith("| big |")}
+              if ln.startswith(("| small |", "| big |", "| medium |"))}
     assert ratios["small:CPU of the optimizer alone (first step)"] == "0.5 †"
     assert ratios["small:CPU of a run's tuning steps (paper: running time)"] == "0.5 †"
     assert ratios["small:updates made"] == "1"  # counts do not depend on the machine
-    assert ratios["big:CPU of the optimizer alone (first step)"] == "0.5"  # both from records: alike
-    assert "kb-mira on small (2 of 2 runs)" in text and "measured when and where those runs were tuned" in text
-    # all tuned here, or all restored: no note, the same bytes as before
-    here = steps("cmira", "small", False, 2.0) + steps("kbmira", "small", False, 4.0)
+    assert ratios["big:CPU of the optimizer alone (first step)"] == "0.5"  # one known machine
+    assert ratios["medium:CPU of the optimizer alone (first step)"] == "0.5 †"  # both restored, machine unknown
+    assert "c-MIRA on small: CPU A (2 of 2 runs)" in text and "kb-mira on small: CPU B (2 of 2 runs)" in text
+    assert "kb-mira on medium: a machine not recorded (2 of 2 runs)" in text and "on big" not in text
+    # one run of a cell elsewhere is enough
+    mixed = steps("cmira", "small", "CPU A", 2.0) + steps("kbmira", "small", "CPU A", 4.0)[:2] + steps(
+        "kbmira", "small", "CPU B", 4.0)[2:]
+    assert "kb-mira on small: CPU A (1 of 2 runs), CPU B (1 of 2 runs)" in format_findings("t", [], cost_rows(mixed), "s")
+    # all on one machine: no note, and no machine named (the bytes do not depend on it)
+    here = steps("cmira", "small", "CPU A", 2.0) + steps("kbmira", "small", "CPU A", 4.0)
     alike = format_findings("t", [], cost_rows(here), "sig")
-    assert "†" not in alike and "measured elsewhere" not in alike
+    assert "†" not in alike and "CPU A" not in alike
+
+
+def test_this_machine_names_the_cpu_of_the_first_processor(tmp_path):
+    from smtlib.report.publish import this_machine
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\n"
+                    "model name\t: AMD EPYC\n\nprocessor\t: 1\nvendor_id\t: Other\n")
+    assert this_machine(info) == "AMD EPYC (AuthenticAMD family 25 model 1)"
+    assert this_machine(tmp_path / "none")  # no /proc: platform's name, never empty
 
 
 # ------------------------------------------------------------------ the claims
@@ -227,8 +245,11 @@ def test_a_restored_runs_steps_come_from_its_record_matched_by_identity(tmp_path
                                 "steps": steps}))
     got = _restored_steps([str(path)], runs)
     assert list(got) == [id(runs[0])]
-    assert got[id(runs[0])] == [Step("cmira", "small", "0", it, u, 400, None, 9.0, 10.0, restored=True)
-                                for it, u in ((1, 7), (2, 5))]
+    assert got[id(runs[0])] == [Step("cmira", "small", "0", it, u, 400, None, 9.0, 10.0, None)
+                                for it, u in ((1, 7), (2, 5))]  # a record that names no machine
+    path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting")}, "sample": 0,
+                                "steps": [{**s, "benchmark": {**bench, "machine": "CPU A"}} for s in steps]}))
+    assert {s.machine for s in _restored_steps([str(path)], runs)[id(runs[0])]} == {"CPU A"}
     with pytest.raises(InputError, match="given twice"):
         _restored_steps([str(path), str(path)], runs)
     path.write_text(json.dumps({**{k: runs[0][k] for k in ("pair", "fs", "method", "setting", "sample")},

@@ -148,7 +148,7 @@ BENCHMARK = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_l
 def test_a_record_keeps_each_tuning_steps_info_and_cost_and_a_restore_gives_them_back(tmp_path, cli, tuned_run):
     """What Tan et al.'s findings read of a run (each step's --info, its benchmark's seconds and memory)
     travels in its record, comes back with the restore, and stays when the restored run is published again."""
-    from smtlib.report.publish import run_record
+    from smtlib.report.publish import run_record, this_machine
 
     run, _, _ = tuned_run
     benchmarks = tmp_path / "benchmarks"
@@ -159,7 +159,8 @@ def test_a_record_keeps_each_tuning_steps_info_and_cost_and_a_restore_gives_them
         (benchmarks / f"it{it}/tune.tsv").write_text(BENCHMARK.format(s=it + 1, rss=100 * it, cpu=it + 0.5))
     record = run_record(run, benchmarks)
     assert record["steps"] == [{"iteration": it, "info": {"method": "kbmira", "updates_seen": it},
-                                "benchmark": {"s": it + 1.0, "cpu_time": it + 0.5, "max_rss": 100.0 * it}}
+                                "benchmark": {"s": it + 1.0, "cpu_time": it + 0.5, "max_rss": 100.0 * it,
+                                              "machine": this_machine()}}
                                for it in (1, 2, 3)]
     assert [s["benchmark"] for s in run_record(run)["steps"]] == [None] * 3  # no benchmark directory given
     path = tmp_path / "record.json"
