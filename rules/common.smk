@@ -87,6 +87,13 @@ def _metric_errors():
     return errors
 
 
+def restore_directories(pair):
+    """The directories of run records config restore_runs gives a pair, in the order searched (one
+    directory, or a list: a run's record is the first one's that has it)."""
+    value = config["restore_runs"].get(pair) or []
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _check_config():
     """Checks the schema cannot express: method, feature-set, tokenizer and metric names against
     their owners (the tuner registry, smtlib/system/feature_sets.py, sacrebleu, smtlib.bleu.metrics),
@@ -161,11 +168,14 @@ def _check_config():
                 f"config: sweep.samples has {sample}, but subsample.count is {config['subsample']['count']}"
             )
     # a misspelled directory would silently tune every run it was meant to restore
-    for pair, directory in config["restore_runs"].items():
+    for pair in config["restore_runs"]:
         if pair not in PAIRS:
             raise ValueError(
                 f"config: restore_runs names {pair!r}, not a language pair ({', '.join(sorted(PAIRS))})"
             )
+    for pair, directory in (
+        (p, d) for p in config["restore_runs"] for d in restore_directories(p)
+    ):
         if not os.path.isdir(directory) or not any(
             f.endswith(".json") for _, _, files in os.walk(directory) for f in files
         ):
@@ -506,13 +516,19 @@ def run_meta(wildcards):
 def published_record(wildcards):
     """The run's published record when `restore_runs` has one for it (a run tuned toward BLEU), else
     None: the run is then restored from it (rules/restore.smk) instead of tuned."""
-    directory = config["restore_runs"].get(wildcards.pair)
-    if not directory or not re.fullmatch(HYPER_SETTING, wildcards.setting):
+    if not re.fullmatch(HYPER_SETTING, wildcards.setting):
         return None
-    path = paths.record_path(
-        directory, wildcards.fs, wildcards.method, wildcards.setting, wildcards.sample
-    )
-    return path if os.path.isfile(path) else None
+    for directory in restore_directories(wildcards.pair):
+        path = paths.record_path(
+            directory,
+            wildcards.fs,
+            wildcards.method,
+            wildcards.setting,
+            wildcards.sample,
+        )
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def restore_input(wildcards):
@@ -538,10 +554,12 @@ def published_output(wildcards):
 
 def published_initial_output(wildcards):
     """restore_test_initial's input: the initial weights' published output on the test set when
-    restore_runs has the pair (its runs/ directory's sibling initial/), else a path no rule makes.
+    restore_runs has the pair (the first of its runs/ directories whose sibling initial/ has it), else a
+    path no rule makes.
     """
-    directory = config["restore_runs"].get(wildcards.pair)
-    if directory and config["restore_outputs"]:
+    for directory in (
+        restore_directories(wildcards.pair) if config["restore_outputs"] else []
+    ):
         path = paths.initial_output_path(directory, wildcards.fs, wildcards.testset)
         if os.path.isfile(path):
             return path

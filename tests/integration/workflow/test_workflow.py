@@ -77,11 +77,16 @@ def test_missing_data_dir_is_a_clear_error(tmp_path):
 def test_a_restore_directory_without_records_is_a_clear_error(tmp_path):
     """A misspelled restore_runs directory would tune every run it was meant to restore: an error."""
     (tmp_path / "empty").mkdir()
+    records = tmp_path / "records/small/kbmira/default"
+    records.mkdir(parents=True)
+    (records / "s0.json").write_text("{}")
     for directory in (tmp_path / "nowhere", tmp_path / "empty"):
-        cfg = write_config(tmp_path / "r.yaml", {"restore_runs": {"fr-en": str(directory)}})
-        r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
-        assert r.returncode != 0
-        assert f"restore_runs: '{directory}' (fr-en) is not a directory of run records" in r.stdout + r.stderr
+        # one directory, or one of a list of them
+        for value in (str(directory), [str(tmp_path / "records"), str(directory)]):
+            cfg = write_config(tmp_path / "r.yaml", {"restore_runs": {"fr-en": value}})
+            r = snakemake(tmp_path, "-n", configfile=cfg, timeout=120)
+            assert r.returncode != 0
+            assert f"restore_runs: '{directory}' (fr-en) is not a directory of run records" in r.stdout + r.stderr
 
 
 def test_offline_without_a_local_copy_fails_the_data_step_with_one_line(tmp_path):
@@ -620,15 +625,17 @@ def restore_on_the_tiny_run(work, data_dir, tuned, table):
     from smtlib.report.publish import benchmark_rule, run_record
 
     assert len(tuned) == 12  # 3 methods x Small, Medium x 2 dev samples
-    records = work / "published/runs"
+    # kb-mira's records in a directory of their own, searched first (restore_runs: a list)
+    records, kbmira_records = work / "published/runs", work / "published_kbmira/runs"
     for summary in tuned:
         run = summary.parent
         name = run.relative_to(work / "results/tune/fr-en")
-        (records / name.parent).mkdir(parents=True, exist_ok=True)
-        (records / f"{name}.json").write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
+        where = kbmira_records if name.parts[1] == "kbmira" else records
+        (where / name.parent).mkdir(parents=True, exist_ok=True)
+        (where / f"{name}.json").write_text(json.dumps(run_record(run), indent=1, sort_keys=True))
         subprocess.run(["rm", "-r", str(run)], check=True)
     quick = yaml.safe_load((REPO / "config/tiny.yaml").read_text(encoding="utf-8"))
-    cfg = write_config(work / "restore.yaml", {**quick, "restore_runs": {"fr-en": str(records)}})
+    cfg = write_config(work / "restore.yaml", {**quick, "restore_runs": {"fr-en": [str(kbmira_records), str(records)]}})
     r = snakemake(work, "-n", "results/table4.tsv", "--quiet", "rules", configfile=cfg, data_dir=data_dir, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
