@@ -619,15 +619,16 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
 def provenance_head(what: str, commit: str, clean: bool, command: str, tool: str,
                     earlier: Sequence[str] = ()) -> str:
     """The first lines of a ``PROVENANCE.md``: title, commit (and whether its tree was clean; a run
-    resumed at a later commit names the ``earlier`` ones first), the command, the date and the tool
-    that published."""
+    resumed at a later commit names the ``earlier`` ones first), the command, the date, the tool that
+    published and the machine it ran on (:func:`this_machine`)."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     produced = (f"- Produced by commits {', then '.join(f'`{c}`' for c in [*earlier, commit])} (the checkout is "
                 f"now at the last)" if earlier else f"- Produced by commit `{commit}`")
     return (f"# Provenance of these results {what}\n\n"
             + produced + ("" if clean else " **with uncommitted changes**") + ".\n"
             + (f"- Command: `{command}`\n" if command else "")
-            + f"- Published {stamp} with `{tool}`.\n")
+            + f"- Published {stamp} with `{tool}`, on {this_machine()} (the run directory's machine, where its "
+              "costs and the steps of the runs tuned in it were measured).\n")
 
 
 def records_matrix(names: list[str]) -> str:
