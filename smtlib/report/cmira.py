@@ -271,9 +271,13 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def cost_rows(steps: Sequence[Step]) -> list[dict]:
-    """Per (feature set, method): runs, steps per run and the means per step (:data:`COST_COLUMNS`)."""
+    """Per (feature set, method): runs, steps per run and the means per step (:data:`COST_COLUMNS`), the
+    feature sets in their registry's order (small, medium, big), whatever order the steps came in."""
+    from smtlib.system.feature_sets import FEATURE_SETS
+
+    rank = {name: i for i, name in enumerate(FEATURE_SETS)}
     rows = []
-    for fs in dict.fromkeys(s.fs for s in steps):
+    for fs in sorted({s.fs for s in steps}, key=lambda f: (rank.get(f, len(rank)), f)):
         for m in METHODS:
             mine = [s for s in steps if s.fs == fs and s.method == m]
             if not mine:

@@ -142,6 +142,7 @@ def test_cpu_ratios_of_cells_not_measured_on_one_known_machine_are_marked():
     rows = cost_rows(steps("cmira", "small", "CPU A", 2.0) + steps("kbmira", "small", "CPU B", 4.0)
                      + steps("cmira", "big", "CPU A", 3.0) + steps("kbmira", "big", "CPU A", 6.0)
                      + steps("cmira", "medium", None, 3.0) + steps("kbmira", "medium", None, 6.0))
+    assert [r["feature_set"] for r in rows] == ["small"] * 2 + ["medium"] * 2 + ["big"] * 2  # the registry's order
     text = format_findings("t", [], rows, "sig")
     ratios = {ln.split(" | ")[0][2:] + ":" + ln.split(" | ")[1]: ln.split(" | ")[2] for ln in text.splitlines()
               if ln.startswith(("| small |", "| big |", "| medium |"))}
