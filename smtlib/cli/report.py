@@ -6,7 +6,8 @@
     smtlib report table --summaries S .. --methods M .. --feature-sets F .. --out T.tsv --companion T.md
                         [--not-applicable METHOD:FS ..] [--settings JSON] [--title TEXT]
                         [--test-refs NAME=REF .. --outputs HYP .. --tests T.json [--pairs all|best]
-                         [--against METHOD] [--ar-shuffles N] [--boot-samples N] [--seed N] [--tokenize T] [--lowercase]]
+                         [--against METHOD] [--ar-shuffles N] [--boot-samples N] [--seed N]
+                         [--tokenize T] [--lowercase]]
     smtlib report metric-matrix --run TUNING_METRIC=SUMMARY .. --out T.tsv
     smtlib report curves --curves C .. --out PNG --tsv TSV [--title TEXT]
     smtlib report figure1 --summaries S .. --out PNG --tsv TSV
