@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import functools
 import json
 import os
 import pathlib
@@ -298,6 +299,7 @@ def run_record(run_dir: str | os.PathLike, benchmarks: str | os.PathLike | None 
     return record
 
 
+@functools.lru_cache(maxsize=None)
 def this_machine(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
     """This machine's CPU as a record names it: ``/proc/cpuinfo``'s model name, vendor, family and model
     (``platform`` elsewhere). A run directory's steps were measured on the machine that publishes or

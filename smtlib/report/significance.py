@@ -301,6 +301,7 @@ def table_tests(
                 "p_vs_best": p_best[r.name], "p_runs_vs_best": _runs_p(runs, col, r.name, best),
             })
         flat = {m: s.reshape(-1, s.shape[-1]) for m, s in cell_stats.items()}
+        tested_pairs = {}  # (a, b) -> (pooled BLEU a minus b, AR p): reused by the tests against a method
         for a, b in itertools.combinations(col, 2):
             if options.pairs == "best" and best not in (a, b):
                 continue
@@ -311,8 +312,9 @@ def table_tests(
                 "test_diff": cells[(a, fs)]["test"] - cells[(b, fs)]["test"],
                 "pooled_bleu_diff": 100 * float(observed[0]), "p": float(p[0]),
             })
+            tested_pairs[(a, b)] = (100 * float(observed[0]), float(p[0]))
         if options.against in col:
-            against += _against_column(runs, col, cells, flat, fs, options, layout)
+            against += _against_column(runs, col, cells, flat, fs, options, layout, tested_pairs)
     tested = [c for c in records if c["p_runs_vs_best"] is not None]
     for c, adjusted in zip(tested, holm([c["p_runs_vs_best"] for c in tested])):
         c["p_runs_holm"] = adjusted
@@ -333,31 +335,33 @@ def table_tests(
     return result
 
 
-def _against_column(runs, col, cells, flat, fs, options, layout) -> list[dict]:
+def _against_column(runs, col, cells, flat, fs, options, layout, tested_pairs) -> list[dict]:
     """One column's cells against the reference method's (``options.against``, which the column has):
     the run-level paired t p (None for the reference itself, or with fewer than 2 runs that pair), the
-    AR p of the pooled sentences, and the difference the mark's side is read from."""
+    AR p of the pooled sentences (the column's pair test where it ran one, ``tested_pairs``), and the
+    difference the mark's side is read from."""
     ref = options.against
     out = []
     for m in col:
         record = {"method": m, "feature_set": fs, "runs": len(col[m]), "test": cells[(m, fs)]["test"],
                   "reference_test": cells[(ref, fs)]["test"],
-                  "test_diff": cells[(m, fs)]["test"] - cells[(ref, fs)]["test"], "p_runs": None, "p_ar": None}
+                  "test_diff": cells[(m, fs)]["test"] - cells[(ref, fs)]["test"], "p_runs": None, "p_ar": None,
+                  "diff": 0.0}
         if m != ref:
-            ours = {runs[i]["sample"]: runs[i]["test"] for i in col[m]}
-            theirs = {runs[i]["sample"]: runs[i]["test"] for i in col[ref]}
-            shared = [s for s in ours if s in theirs]
-            observed, p = paired_randomization(flat[m], flat[ref], layout.score, trials=options.ar_shuffles,
-                                               seed=options.seed, ties=TIES)
-            record["p_ar"] = float(p[0])
-            record["pooled_bleu_diff"] = 100 * float(observed[0])
-            if len(shared) >= 2:
-                record["p_runs"] = paired_t_p([ours[s] for s in shared], [theirs[s] for s in shared])
-                record["diff"] = statistics.fmean(ours[s] - theirs[s] for s in shared)
+            if (m, ref) in tested_pairs:
+                diff, p_ar = tested_pairs[(m, ref)]
+            elif (ref, m) in tested_pairs:
+                diff, p_ar = tested_pairs[(ref, m)]
+                diff = -diff
             else:
-                record["diff"] = record["pooled_bleu_diff"]
-        else:
-            record["diff"] = 0.0
+                observed, p = paired_randomization(flat[m], flat[ref], layout.score, trials=options.ar_shuffles,
+                                                   seed=options.seed, ties=TIES)
+                diff, p_ar = 100 * float(observed[0]), float(p[0])
+            record.update(p_ar=p_ar, pooled_bleu_diff=diff, diff=diff)
+            ours, theirs = _paired_tests(runs, col, m, ref)
+            if len(ours) >= 2:
+                record["p_runs"] = paired_t_p(ours, theirs)
+                record["diff"] = statistics.fmean(a - b for a, b in zip(ours, theirs))
         out.append(record)
     return out
 
@@ -366,17 +370,22 @@ def _against_column(runs, col, cells, flat, fs, options, layout) -> list[dict]:
 MARKS_TEST = "paired t-test over the runs paired by dev sub-sample, Holm-adjusted over the table's cells"
 
 
+def _paired_tests(runs: Sequence[dict], col: Mapping[str, list[int]], method: str,
+                  other: str) -> tuple[list[float], list[float]]:
+    """The Test of ``method``'s runs and of ``other``'s, paired by sub-sample (the sub-samples both have)."""
+    ours = {runs[i]["sample"]: runs[i]["test"] for i in col[method]}
+    theirs = {runs[i]["sample"]: runs[i]["test"] for i in col[other]}
+    shared = [s for s in ours if s in theirs]
+    return [ours[s] for s in shared], [theirs[s] for s in shared]
+
+
 def _runs_p(runs: Sequence[dict], col: Mapping[str, list[int]], method: str, best: str) -> float | None:
     """The paired t p of a cell's runs against the best's, paired by sub-sample (None for the best
     itself, or with fewer than 2 pairs)."""
     if method == best:
         return None
-    ours = {runs[i]["sample"]: runs[i]["test"] for i in col[method]}
-    theirs = {runs[i]["sample"]: runs[i]["test"] for i in col[best]}
-    shared = [s for s in ours if s in theirs]
-    if len(shared) < 2:
-        return None
-    return paired_t_p([ours[s] for s in shared], [theirs[s] for s in shared])
+    ours, theirs = _paired_tests(runs, col, method, best)
+    return paired_t_p(ours, theirs) if len(ours) >= 2 else None
 
 
 def companion_section(tests: dict, paper_name) -> str:

@@ -226,6 +226,10 @@ def test_cells_against_a_reference_method(cli, tmp_path):
     assert [cells[m]["p_runs"] for m in others] == pytest.approx(expected)
     assert [cells[m]["p_runs_holm"] for m in others] == pytest.approx(holm(expected))
     assert cells["pro"]["p_ar"] == 1.0 and cells["kbmira"]["p_runs"] is None
+    # c-MIRA is Small's best: its AR test against kb-mira is the column's pair test, not run again
+    pair = next(p for p in tests["pairs"] if p["feature_set"] == "small" and {p["a"], p["b"]} == {"kbmira", "cmira"})
+    assert (pair["a"], cells["cmira"]["p_ar"]) == ("kbmira", pair["p"])
+    assert cells["cmira"]["pooled_bleu_diff"] == -pair["pooled_bleu_diff"]
     md = (tmp_path / "t.md").read_text()
     assert "## Significance: each cell against kb-mira" in md and "| cmira | small | 4 |" in md
     # one run per cell: the AR test's mark, in brackets
