@@ -281,8 +281,11 @@ def paired_bootstrap(
     return ((diffs - diffs.mean(axis=0) > observed).sum(axis=0) + 1) / (samples + 1)
 
 
-def _summary(stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) -> dict:
-    """Replica scores, mean, s_sel, s_opt and the 95 % interval of one system's ``(R, N, W)`` statistics.
+def summarize_system(name: str, stats: np.ndarray, layout: Layout, boot_samples: int = 1000,
+                     seed: int = 0) -> SystemResult:
+    """One system's row without a test: replica scores, mean, s_sel, s_opt and the 95 % interval of
+    its ``(R, N, W)`` statistics (``p_value`` None). :func:`compare_systems` adds the p-values; the
+    tables (:mod:`smtlib.report.significance`) take theirs from the column's pair tests instead.
 
     The interval is the paired bootstrap's (sacrebleu's ``--paired-bs``): the mean over replicas of
     each replica's score on a bootstrap resample of the test sentences (the same resamples s_sel uses,
@@ -293,8 +296,8 @@ def _summary(stats: np.ndarray, layout: Layout, boot_samples: int, seed: int) ->
     s_opt = replicas.std(axis=0, ddof=1) if len(replicas) > 1 else np.full(replicas.shape[1], np.nan)
     boot = bootstrap_scores(stats, layout.score, samples=boot_samples, seed=seed)
     boot_mean, ci_half = confidence_interval(boot.mean(axis=0))
-    return dict(replicas=replicas, mean=replicas.mean(axis=0), s_sel=_s_sel(boot), s_opt=s_opt,
-                boot_mean=boot_mean, ci_half=ci_half)
+    return SystemResult(name, replicas=replicas, mean=replicas.mean(axis=0), s_sel=_s_sel(boot), s_opt=s_opt,
+                        p_value=None, boot_mean=boot_mean, ci_half=ci_half)
 
 
 def compare_systems(
@@ -323,7 +326,7 @@ def compare_systems(
     """
     if ties not in TIES:
         raise InputError(f"unknown tie convention {ties!r} (choose from {', '.join(TIES)})")
-    results = [SystemResult(baseline_name, p_value=None, **_summary(baseline, layout, boot_samples, seed))]
+    results = [summarize_system(baseline_name, baseline, layout, boot_samples, seed)]
     flat_base = baseline.reshape(-1, baseline.shape[-1])  # replica-major rows: (replica, sentence)
     for name, stats in systems.items():
         if stats.shape != baseline.shape:
@@ -331,7 +334,7 @@ def compare_systems(
                              f"the baseline {baseline.shape[0]} of {baseline.shape[1]}")
         _, p = paired_randomization(flat_base, stats.reshape(flat_base.shape), layout.score,
                                     trials=ar_shuffles, seed=seed, ties=ties)
-        results.append(SystemResult(name, p_value=p, **_summary(stats, layout, boot_samples, seed)))
+        results.append(dataclasses.replace(summarize_system(name, stats, layout, boot_samples, seed), p_value=p))
     return results
 
 

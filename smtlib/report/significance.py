@@ -80,7 +80,7 @@ import numpy as np
 
 from smtlib.bleu.randomization import paired_randomization
 from smtlib.bleu.references import read_references
-from smtlib.bleu.replicas import Layout, compare_systems, holm  # holm: re-exported for the tables and claims
+from smtlib.bleu.replicas import Layout, holm, summarize_system  # holm: re-exported for the tables and claims
 from smtlib.bleu.signature import BleuSignature
 from smtlib.bleu.stats import BleuSettings
 from smtlib.errors import InputError
@@ -283,25 +283,8 @@ def table_tests(
             continue
         best = max(col, key=lambda m: (cells[(m, fs)]["test"], -methods.index(m)))
         cell_stats = {m: np.stack([stats[i] for i in idx]) for m, idx in col.items()}
-        others = {m: s for m, s in cell_stats.items() if m != best}
-        results = compare_systems(cell_stats[best], others, layout, baseline_name=best,
-                                  ar_shuffles=options.ar_shuffles, boot_samples=options.boot_samples,
-                                  seed=options.seed, ties=TIES)
-        p_best = {r.name: (None if r.p_value is None else float(r.p_value[0])) for r in results}
-        for r in sorted(results, key=lambda r: methods.index(r.name)):
-            cell, n = cells[(r.name, fs)], len(col[r.name])
-            records.append({
-                "method": r.name, "feature_set": fs, "runs": n,
-                "samples": [runs[i]["sample"] for i in col[r.name]],
-                "tune": cell["tune"], "test": cell["test"], "sd": cell["sd"],
-                "run_tests": [runs[i]["test"] for i in col[r.name]],
-                "bleu": 100 * float(r.mean[0]), "s_sel": 100 * float(r.s_sel[0]),
-                "s_opt": None if np.isnan(r.s_opt[0]) else 100 * float(r.s_opt[0]),
-                "best": best, "test_diff_to_best": cell["test"] - cells[(best, fs)]["test"],
-                "p_vs_best": p_best[r.name], "p_runs_vs_best": _runs_p(runs, col, r.name, best),
-            })
         flat = {m: s.reshape(-1, s.shape[-1]) for m, s in cell_stats.items()}
-        tested_pairs = {}  # (a, b) -> (pooled BLEU a minus b, AR p): reused by the tests against a method
+        tested_pairs = {}  # (a, b) -> (pooled BLEU a minus b, AR p): each cell's test against the best too
         for a, b in itertools.combinations(col, 2):
             if options.pairs == "best" and best not in (a, b):
                 continue
@@ -313,6 +296,22 @@ def table_tests(
                 "pooled_bleu_diff": 100 * float(observed[0]), "p": float(p[0]),
             })
             tested_pairs[(a, b)] = (100 * float(observed[0]), float(p[0]))
+        for m in sorted(col, key=methods.index):
+            # the test is symmetric in its two systems (same shuffles, |difference|), so the pair's p is
+            # the p against the best whichever of the two comes first in the column
+            p_best = None if m == best else tested_pairs.get((m, best), tested_pairs.get((best, m)))[1]
+            summary = summarize_system(m, cell_stats[m], layout, options.boot_samples, options.seed)
+            cell, n = cells[(m, fs)], len(col[m])
+            records.append({
+                "method": m, "feature_set": fs, "runs": n,
+                "samples": [runs[i]["sample"] for i in col[m]],
+                "tune": cell["tune"], "test": cell["test"], "sd": cell["sd"],
+                "run_tests": [runs[i]["test"] for i in col[m]],
+                "bleu": 100 * float(summary.mean[0]), "s_sel": 100 * float(summary.s_sel[0]),
+                "s_opt": None if np.isnan(summary.s_opt[0]) else 100 * float(summary.s_opt[0]),
+                "best": best, "test_diff_to_best": cell["test"] - cells[(best, fs)]["test"],
+                "p_vs_best": p_best, "p_runs_vs_best": _runs_p(runs, col, m, best),
+            })
         if options.against in col:
             against += _against_column(runs, col, cells, flat, fs, options, layout, tested_pairs)
     tested = [c for c in records if c["p_runs_vs_best"] is not None]

@@ -181,6 +181,19 @@ def test_randomization_against_the_exact_permutation_test():
     assert diff == pytest.approx(observed)
     assert p == pytest.approx(at_least / 2**14, abs=0.03)
 
+def test_randomization_is_symmetric_in_its_two_systems():
+    """The tables test each pair of a column once and read a cell's p against the best from the
+    pair whichever of the two comes first; that needs the same p, to the bit, in either order, and
+    compare_systems' p for the same two systems."""
+    rng = np.random.default_rng(4)
+    a, b = _stats(rng, 3, 60), _stats(rng, 3, 60)
+    ab_diff, ab_p = paired_randomization(a.reshape(180, -1), b.reshape(180, -1), LAYOUT.score, trials=999, seed=3)
+    ba_diff, ba_p = paired_randomization(b.reshape(180, -1), a.reshape(180, -1), LAYOUT.score, trials=999, seed=3)
+    assert np.array_equal(ab_p, ba_p) and np.array_equal(ab_diff, -ba_diff)
+    result = compare_systems(a, {"b": b}, LAYOUT, ar_shuffles=999, boot_samples=10, seed=3)
+    assert np.array_equal(result[1].p_value, ab_p)
+
+
 
 def test_selection_sd_against_a_loop_bootstrap():
     rng = np.random.default_rng(2)
