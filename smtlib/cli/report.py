@@ -467,7 +467,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     done = publish(args.workdir, args.pair, args.out, args.tables, command=args.run_command or "",
                    tables_workdir=args.tables_workdir, tables_command=args.tables_command or "",
-                   feature_sets=args.feature_sets, figures=args.figures, side_settings=args.side_settings)
+                   feature_sets=args.feature_sets, figures=args.figures, side_settings=args.side_settings,
+                   restored_from=args.restored_from)
     print(f"smtlib report publish: {done['finished']} finished runs ({done['finished_default']} at the default "
           f"settings, the tables'), {done['unfinished']} started and unfinished, "
           f"{done['earlier']} records from an earlier publish kept, "
@@ -612,6 +613,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="settings of a side experiment that no table reads, in --tables-workdir (e.g. shards=2) "
                         "or in --workdir (e.g. the seed-only replicas seed=1 .. seed=5): its runs are neither "
                         "checked against the published runs, nor published, nor counted in costs.tsv")
+    p.add_argument("--restored-from", nargs="+", default=[], metavar="RUNS_DIR",
+                   help="published runs/ directories besides OUT/runs, searched after it, holding the records of "
+                        "runs that --tables-workdir restored and --workdir lacks (its config restore_runs named a "
+                        "list, e.g. docs/results/table6/runs): each such run must reproduce its record; named in "
+                        "PROVENANCE.md, not copied")
     p.set_defaults(_action=cmd_publish)
 
     p = sub.add_parser("publish-simianer", help="a run of Simianer et al.'s Table 2: finished runs, table, findings, "

@@ -36,7 +36,9 @@ before the tables' significance marks, findings and starting-point column existe
 its runs take sessions, its table step seconds. Every run summary there must be byte-identical to the
 runs directory's, or, for a run the runs directory lacks, be restored from its record published
 earlier (``smtlib report restore``, config ``restore_runs``) and reproduce it (else the tables are not
-of these runs: an error), and ``PROVENANCE.md`` names both commits. A side experiment run there too, at
+of these runs: an error), and ``PROVENANCE.md`` names both commits. The records may also be in other
+published ``runs/`` directories (``restored_from``: a table step whose ``restore_runs`` named a list, e.g.
+an extended Table 6 taking the paper's methods from ``table6/runs``). A side experiment run there too, at
 settings no table reads (``side_settings``, e.g. online MIRA with ``shards=2``), is named and left out;
 so is one in the runs directory itself (Hopkins & May's seed-only replicas, ``seed=N``, which are
 published apart by ``smtlib.report.publish_stability``).
@@ -60,7 +62,7 @@ import re
 import shutil
 import subprocess
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from smtlib.errors import InputError
 from smtlib.io import atomic_output, read_json
@@ -463,37 +465,39 @@ def check_side_settings(side_settings: Sequence[str]) -> None:
 
 
 def same_runs(workdir: pathlib.Path, tables_workdir: pathlib.Path, pair: str,
-              records: pathlib.Path | None = None, feature_sets: list[str] | None = None,
-              side_settings: Sequence[str] = ()) -> tuple[int, int]:
-    """How many run summaries ``tables_workdir`` has: ``(identical, restored)``. A run there must have a
-    summary byte-identical to ``workdir``'s, or, where ``workdir`` lacks the run, be restored from its
-    record in ``records`` (an earlier publish: ``smtlib report restore``) and reproduce that record
-    (:func:`smtlib.report.restore.check_restored`); anything else is an error (the tables are not
-    computed from the published runs). Runs at ``side_settings`` (a side experiment in the same
-    directory, at settings no table reads: ``check_side_settings``) are left out."""
+              records: Sequence[pathlib.Path] = (), feature_sets: list[str] | None = None,
+              side_settings: Sequence[str] = ()) -> tuple[int, dict[pathlib.Path, list[str]]]:
+    """The run summaries ``tables_workdir`` has: how many are identical to ``workdir``'s, and the
+    restored ones by the record directory they came from. A run there must have a summary byte-identical
+    to ``workdir``'s, or, where ``workdir`` lacks the run, be restored from its record in the first of
+    ``records`` (published ``runs/`` directories, searched in order, as config ``restore_runs`` searches
+    a list) that has it and reproduce that record (:func:`smtlib.report.restore.check_restored`);
+    anything else is an error (the tables are not computed from the published runs). Runs at
+    ``side_settings`` (a side experiment in the same directory, at settings no table reads:
+    ``check_side_settings``) are left out."""
     from smtlib.report.restore import check_restored, read_record
 
-    identical = restored = 0
+    identical, restored = 0, {directory: [] for directory in records}
     for run_dir in run_dirs(tables_workdir, pair, feature_sets):
         summary = run_dir / "summary.json"
         if not summary.is_file() or run_dir.parts[-2] in side_settings:
             continue
         name = run_dir.relative_to(tables_workdir / "results" / "tune" / pair)
         theirs = workdir / "results" / "tune" / pair / name / "summary.json"
-        record = None if records is None else records / f"{name.as_posix()}.json"
-        if not theirs.is_file() and record is not None and record.is_file():
+        if not theirs.is_file():
+            directory = next((d for d in records if (d / f"{name.as_posix()}.json").is_file()), None)
+            if directory is None:
+                hint = "" if _table_setting(name.parts[-2]) else \
+                    f" (a side experiment that no table reads? --side-settings {name.parts[-2]} leaves it out)"
+                records_too = f", nor is it recorded in {', '.join(map(str, records))}" if records else ""
+                raise InputError(f"run {name.as_posix()}: the runs directory does not have it{records_too}: the "
+                                 f"tables are not computed from the published runs{hint}", tables_workdir)
             try:
-                check_restored(read_json(summary, "run summary"), read_record(record))
+                check_restored(read_json(summary, "run summary"), read_record(directory / f"{name.as_posix()}.json"))
             except InputError as e:
                 raise InputError(f"run {name.as_posix()}: {e.message}", tables_workdir) from None
-            restored += 1
+            restored[directory].append(name.as_posix())
             continue
-        if not theirs.is_file():
-            hint = "" if _table_setting(name.parts[-2]) else \
-                f" (a side experiment that no table reads? --side-settings {name.parts[-2]} leaves it out)"
-            records_too = "" if records is None else f", nor is it recorded in {records}"
-            raise InputError(f"run {name.as_posix()}: the runs directory does not have it{records_too}: the tables "
-                             f"are not computed from the published runs{hint}", tables_workdir)
         if theirs.read_bytes() != summary.read_bytes():
             raise InputError(f"run {name.as_posix()}: its summary differs from the runs directory's "
                              f"({theirs}): the tables are not computed from these runs", tables_workdir)
@@ -510,7 +514,8 @@ def record_names(records: pathlib.Path) -> list[str]:
 
 def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, tables: list[str],
             command: str = "", tables_workdir: str | os.PathLike | None = None, tables_command: str = "",
-            feature_sets: list[str] | None = None, figures: list[str] = (), side_settings: Sequence[str] = ()) -> dict:
+            feature_sets: list[str] | None = None, figures: list[str] = (), side_settings: Sequence[str] = (),
+            restored_from: Sequence[str | os.PathLike] = ()) -> dict:
     """Write the published results of ``pair`` from ``workdir`` into ``out_dir`` (see the module docstring);
     the tables, figures and their jobs' costs from ``tables_workdir`` if given (default ``workdir``).
     ``feature_sets``: only the runs and costs of these feature sets (default: all of the pair's), so
@@ -521,6 +526,10 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     ``shards=2``) or in ``workdir`` itself (e.g. the seed-only replicas ``seed=1`` ..., which
     ``smtlib report publish-stability`` publishes): its runs are neither checked against the published
     ones, nor published here, nor counted in the costs.
+    ``restored_from``: published ``runs/`` directories besides ``out_dir``'s own, searched after it, that
+    hold the records of runs ``tables_workdir`` restored and ``workdir`` lacks (its config
+    ``restore_runs`` named a list, e.g. Table 6's other methods beside this pair's new runs); they are
+    named in ``PROVENANCE.md``, and their records are not copied.
 
     Returns counts: ``finished`` and ``unfinished`` runs; the ``tables`` and ``figures`` copied.
     """
@@ -533,9 +542,13 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     commits = driver_commit_chain(workdir, commit)  # a run resumed at a later commit names each
     source = pathlib.Path(tables_workdir) if tables_workdir is not None else workdir
     check_side_settings(side_settings)
+    if restored_from and tables_workdir is None:
+        raise InputError("--restored-from names where a table step's restored runs have their records: it needs "
+                         "--tables-workdir, the table step's directory")
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
-        tabled_runs, restored_runs = same_runs(workdir, source, pair, out / "runs", feature_sets, side_settings)
+        tabled_runs, restored_runs = same_runs(workdir, source, pair, [out / "runs", *map(pathlib.Path, restored_from)],
+                                               feature_sets, side_settings)
         side_runs = [r.relative_to(source / "results" / "tune" / pair).as_posix()
                      for r in run_dirs(source, pair, feature_sets) if r.parts[-2] in side_settings]
     finished, unfinished, own_side_runs = [], [], []
@@ -600,7 +613,7 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
         if tables_workdir is not None:
             fh.write(f"- The tables, figures and their jobs (the table step) by commit `{tables_commit}`"
                      + ("" if tables_clean else " **with uncommitted changes**")
-                     + f", in a checkout of their own over these runs' outputs ({tables_runs_line(tabled_runs, restored_runs)}); "
+                     + f", in a checkout of their own over these runs' outputs ({tables_runs_line(tabled_runs, restored_runs, out, source, pair)}); "
                      "the runs themselves by the commit above.\n")
             if tables_command:
                 fh.write(f"- Table step command: `{tables_command}`\n")
@@ -652,13 +665,27 @@ def records_matrix(names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tables_runs_line(identical: int, restored: int) -> str:
-    """How the table step's runs were checked against the published ones."""
+def tables_runs_line(identical: int, restored: Mapping[pathlib.Path, list[str]], out: pathlib.Path,
+                     tables_workdir: pathlib.Path, pair: str) -> str:
+    """How the table step's runs were checked against the published ones: identical summaries, and the
+    restored runs per record directory (``runs/`` for ``out``'s own), with whether their test outputs
+    were decoded again there or the published ones scored."""
+    restored = {d: names for d, names in restored.items() if names}
     if not restored:
         return f"{identical} runs there, every summary byte-identical to the runs'"
-    return (f"{identical + restored} runs there: {identical} with a summary byte-identical to the runs', {restored} "
-            "restored from their records in `runs/` (kept weights and learning curve from the record, test sets "
-            "decoded again, every test BLEU equal to the record's)")
+    parts = []
+    for directory, names in restored.items():
+        where = "`runs/`" if directory == out / "runs" else f"`{directory.as_posix()}`"
+        decoded = sum(any((tables_workdir / "results" / "benchmarks" / "tune" / pair / name).glob("test.*.decode.tsv"))
+                      for name in names)
+        how = ("test outputs decoded again" if decoded == len(names) else
+               "their published test outputs scored" if decoded == 0 else
+               f"test outputs decoded again for {decoded}, the published ones scored for {len(names) - decoded}")
+        parts.append(f"{len(names)} restored from their records in {where} ({how})")
+    total = identical + sum(len(n) for n in restored.values())
+    return (f"{total} runs there: {identical} with a summary byte-identical to the runs', {', '.join(parts)}; "
+            "each restored run has its record's kept weights and learning curve, and every test BLEU equal to the "
+            "record's")
 
 
 def default_runs(names: list[str]) -> list[str]:

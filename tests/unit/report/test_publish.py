@@ -362,6 +362,37 @@ def test_tables_over_runs_restored_from_an_earlier_publish(workdir, tables_workd
         publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
 
 
+def test_tables_over_runs_restored_from_another_tables_records(workdir, tables_workdir, tmp_path):
+    """A table step whose restore_runs named a list (this pair's new records, then another table's):
+    a run the runs directory lacks is checked against its record in the first directory that has it,
+    which the provenance names with how its test outputs were made; its record is not copied."""
+    from smtlib.report.publish import run_record
+
+    base, _ = tables_workdir
+    restored = _run(base, "pro", 2, finished=True)
+    other = tmp_path / "docs" / "table6" / "runs"
+    (other / "medium/pro/default").mkdir(parents=True)
+    (other / "medium/pro/default/s0.json").write_text(json.dumps(run_record(restored), indent=1, sort_keys=True))
+    _bench(base / "results/benchmarks/tune/fr-en/medium/pro/default/s0/test.t1.decode.tsv", 4, 300, 3.5)
+    out = tmp_path / "docs" / "ja-en"
+    with pytest.raises(InputError, match=r"pro/default/s0: the runs directory does not have it, nor is it recorded"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
+    with pytest.raises(InputError, match="needs --tables-workdir"):
+        publish(workdir, "fr-en", out, ["table4"], restored_from=[other])
+    done = publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, restored_from=[other])
+    assert done["finished"] == 1 and done["earlier"] == 0 and not (out / "runs/medium/pro").exists()
+    provenance = (out / "PROVENANCE.md").read_text()
+    assert (f"2 runs there: 1 with a summary byte-identical to the runs', 1 restored from their records in "
+            f"`{other.as_posix()}` (test outputs decoded again); each restored run") in provenance
+    # a record in the pair's own runs/ comes first, and one it does not reproduce is refused
+    (out / "runs/medium/pro/default").mkdir(parents=True)
+    data = run_record(restored)
+    data["tests"]["t2"] = 32.5
+    (out / "runs/medium/pro/default/s0.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"pro/default/s0: the restored run does not reproduce its record .*t2 BLEU"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, restored_from=[other])
+
+
 def test_provenance_counts_the_records_by_method_and_feature_set(workdir, tmp_path):
     """Every record of runs/ at the default settings, whichever directory published it, per method and
     feature set: what a table still lacks is read off, not worked out from a total."""
