@@ -545,6 +545,9 @@ def publish(workdir: str | os.PathLike, pair: str, out_dir: str | os.PathLike, t
     if restored_from and tables_workdir is None:
         raise InputError("--restored-from names where a table step's restored runs have their records: it needs "
                          "--tables-workdir, the table step's directory")
+    for directory in restored_from:
+        if not pathlib.Path(directory).is_dir():
+            raise InputError("--restored-from: no such directory of published run records", directory)
     if tables_workdir is not None:
         tables_commit, tables_clean = checkout_state(source)
         tabled_runs, restored_runs = same_runs(workdir, source, pair, [out / "runs", *map(pathlib.Path, restored_from)],

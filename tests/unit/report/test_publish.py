@@ -379,6 +379,8 @@ def test_tables_over_runs_restored_from_another_tables_records(workdir, tables_w
         publish(workdir, "fr-en", out, ["table4"], tables_workdir=base)
     with pytest.raises(InputError, match="needs --tables-workdir"):
         publish(workdir, "fr-en", out, ["table4"], restored_from=[other])
+    with pytest.raises(InputError, match="no such directory of published run records"):
+        publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, restored_from=[other.parent / "rnus"])
     done = publish(workdir, "fr-en", out, ["table4"], tables_workdir=base, restored_from=[other])
     assert done["finished"] == 1 and done["earlier"] == 0 and not (out / "runs/medium/pro").exists()
     provenance = (out / "PROVENANCE.md").read_text()
