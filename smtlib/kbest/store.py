@@ -85,6 +85,8 @@ MAGIC = b"\x89SMTPOOL"
 FORMAT = "smtlib-pool/1"
 ROW_HASH = "smtlib-rowhash/1"
 _ALIGN = 64
+#: passes of write_stored's offsets computation before it gives up (two or three suffice)
+_HEADER_PASSES = 16
 
 # name -> (dtype, number of trailing dimensions after the first); the first dimension varies
 _ARRAYS: dict[str, str] = {
@@ -359,8 +361,10 @@ def write_stored(stored: StoredPool, path: str | os.PathLike) -> None:
         arr = np.ascontiguousarray(stored.arrays[name], dtype=np.dtype(dtype))
         arrays[name] = arr
         specs[name] = {"dtype": dtype, "shape": list(arr.shape), "offset": 0}
-    # two passes: offsets depend on the header's length, which depends on the offsets' digits
-    for _ in range(3):
+    # offsets depend on the header's length, which depends on the offsets' digits: repeat until the
+    # header written is the one whose offsets were computed (they only grow, so this ends; usually the
+    # second pass, but a digit gained there, e.g. 9,984 -> 10,048, takes a third and sometimes a fourth)
+    for _ in range(_HEADER_PASSES):
         header["arrays"] = specs
         blob = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         pos = _aligned(len(MAGIC) + 8 + len(blob))
@@ -372,6 +376,8 @@ def write_stored(stored: StoredPool, path: str | os.PathLike) -> None:
             pos = _aligned(pos + arr.nbytes)
         if not changed:
             break
+    else:
+        raise RuntimeError(f"pool header offsets did not settle in {_HEADER_PASSES} passes")
     with atomic_output(path, binary=True, compress=False) as out:
         out.write(MAGIC)
         out.write(len(blob).to_bytes(8, "little"))

@@ -295,3 +295,23 @@ def test_slicing_errors(decoded, cli, tmp_path):
     r = cli("kbest", "slice", "--ids", tmp_path / "ids", "--kbest", d / "full.kbest.gz", tmp_path / "out.gz")
     assert r.returncode == 2 and "beyond" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "out.gz").exists()
+
+
+def test_a_header_whose_offsets_have_not_settled_is_never_written(lists, tmp_path, monkeypatch):
+    """The arrays' offsets are in the header, whose length depends on their digits: write_stored
+    repeats until they settle. A pool of 117,866 hypotheses once took more passes than the writer
+    allowed, and the file's header named offsets 64 bytes away from its arrays (read back as garbage).
+    With too few passes allowed it must refuse, never write such a file; with enough it round-trips."""
+    import smtlib.kbest.store as store
+
+    paths, ref = lists
+    add_kbest(None, paths[0], read_references([ref]), BleuSettings(), tmp_path / "p1")
+    pool = read_stored(tmp_path / "p1")
+    monkeypatch.setattr(store, "_HEADER_PASSES", 1)  # the first pass always moves the offsets from 0
+    with pytest.raises(RuntimeError, match="did not settle"):
+        store.write_stored(pool, tmp_path / "p2")
+    assert not (tmp_path / "p2").exists()
+    monkeypatch.undo()
+    store.write_stored(pool, tmp_path / "p2")
+    again = read_stored(tmp_path / "p2")
+    assert all(np.array_equal(again.arrays[k], pool.arrays[k]) for k in pool.arrays)
