@@ -85,7 +85,7 @@ MAGIC = b"\x89SMTPOOL"
 FORMAT = "smtlib-pool/1"
 ROW_HASH = "smtlib-rowhash/1"
 _ALIGN = 64
-#: passes of write_stored's offsets computation before it gives up (two or three suffice)
+#: passes of write_stored's offsets computation before it gives up (two usually suffice; four have been needed)
 _HEADER_PASSES = 16
 
 # name -> (dtype, number of trailing dimensions after the first); the first dimension varies
@@ -391,6 +391,22 @@ def write_stored(stored: StoredPool, path: str | os.PathLike) -> None:
             written = start + arr.nbytes
 
 
+#: row-pointer array -> the array whose items it points into (its last entry is that array's length)
+_POINTERS = {"offsets": "row_layout", "sparse_indptr": "sparse_indices", "text_offsets": "text_bytes",
+             "extra_offsets": "extra_bytes"}
+
+
+def _check_pointers(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
+    """Each row-pointer array starts at 0, never decreases and ends at its values' length: a file whose
+    header does not match its arrays (or damaged in them) is refused here, not read as garbage."""
+    for name, values in _POINTERS.items():
+        ptr = arrays[name]
+        if len(ptr) == 0 and name == "extra_offsets":
+            continue
+        if len(ptr) == 0 or ptr[0] != 0 or ptr[-1] != len(arrays[values]) or bool((np.diff(ptr) < 0).any()):
+            raise InputError(f"pool file is damaged (array {name} is not a row pointer into {values})", path)
+
+
 def _aligned(pos: int) -> int:
     return -(-pos // _ALIGN) * _ALIGN
 
@@ -430,6 +446,7 @@ def read_stored(path: str | os.PathLike) -> StoredPool:
                 if fh.readinto(memoryview(arr).cast("B")) != arr.nbytes:
                     raise InputError(f"pool file is truncated (array {name})", path)
             arrays[name] = arr
+    _check_pointers(arrays, path)
     groups = tuple(FeatureGroup(label, size_, style) for label, size_, style in header["groups"])
     return StoredPool(
         groups=groups,

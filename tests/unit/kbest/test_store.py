@@ -315,3 +315,12 @@ def test_a_header_whose_offsets_have_not_settled_is_never_written(lists, tmp_pat
     store.write_stored(pool, tmp_path / "p2")
     again = read_stored(tmp_path / "p2")
     assert all(np.array_equal(again.arrays[k], pool.arrays[k]) for k in pool.arrays)
+    # a file whose header points beside its arrays (as that pool's did) is refused, not read as garbage
+    raw = bytearray((tmp_path / "p2").read_bytes())
+    length = int.from_bytes(raw[len(store.MAGIC) : len(store.MAGIC) + 8], "little")
+    header = json.loads(raw[len(store.MAGIC) + 8 : len(store.MAGIC) + 8 + length])
+    start = header["arrays"]["offsets"]["offset"]
+    raw[start : start + 8] = (7).to_bytes(8, "little")
+    (tmp_path / "p3").write_bytes(bytes(raw))
+    with pytest.raises(InputError, match="damaged .array offsets is not a row pointer"):
+        read_stored(tmp_path / "p3")
